@@ -30,6 +30,9 @@ class Episode:
     """A whole episode: the prompt, the turns, and where it came from.
 
     ``metadata`` holds what the producer wants to keep (model name, sample index, group id, token counts).
+    ``error`` is set when the env, verifier, sandbox or model request failed (the first step's
+    ``info["error"]``, a step timeout, a failed request): such an episode says nothing about the policy, so
+    trainers drop it and evals count it apart instead of scoring it as a reward of 0.
     """
 
     env_id: str | None
@@ -39,6 +42,12 @@ class Episode:
     seed: int | None = None
     reset_info: dict[str, Any] = dataclasses.field(default_factory=dict)
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the episode ended on a failure that is not the policy's fault (see ``error``)."""
+        return self.error is not None
 
     @property
     def total_reward(self) -> float:

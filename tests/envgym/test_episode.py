@@ -26,6 +26,28 @@ def test_round_trip_through_jsonl(tmp_path):
     assert again[0].rewards == episodes[0].rewards
 
 
+def test_episode_error_round_trips_through_jsonl(tmp_path):
+    episode = _play()
+    episode.error = "step timeout after 2.0s"
+    path = tmp_path / "failed.jsonl"
+    envgym.write_jsonl(path, [episode])
+    (again,) = envgym.read_jsonl(path)
+    assert again.error == "step timeout after 2.0s" and again.failed
+
+
+def test_episode_without_error_is_not_failed():
+    episode = _play()
+    assert episode.error is None and not episode.failed
+    assert episode.to_dict()["error"] is None
+
+
+def test_old_record_without_error_key_loads_as_not_failed():
+    record = _play().to_dict()
+    del record["error"]
+    episode = Episode.from_dict(record)
+    assert episode.error is None and not episode.failed
+
+
 def test_turn_keeps_reward_components_out_of_info():
     turn = _play().turns[0]
     assert set(turn.reward_components) == {"correct", "wasted"} and "reward_components" not in turn.info
