@@ -44,3 +44,13 @@ def test_bench_env_prints_json_last():
     assert set(data["vector"]) == {"sync", "thread", "process"}
     assert isinstance(data["overhead"]["single_us_per_step"], float)
     assert 0 < data["import_s"] < 10
+
+
+def test_python_dash_m_envgym_runs_the_cli():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "envgym", "list", "--json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "games/GuessNumber-v0" in {entry["id"] for entry in json.loads(result.stdout)}
