@@ -3,7 +3,9 @@
 import math
 
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")
+
 
 from envgym.agents.grpo import GRPOConfig, discounted_returns, policy_loss, token_advantages, turn_advantages
 

@@ -8,7 +8,8 @@ import json
 import re
 
 import pytest
-from transformers import AutoTokenizer
+
+AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
 import envgym
 from envgym.agents.policy import Generation, SamplingParams, encode

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-import envgym
+pytest.importorskip("torch")
+
+import envgym  # noqa: E402
 from envgym.agents.grpo import GRPOConfig
 from envgym.agents.trainer import GRPOTrainer
 from envgym.core import Env, Task, action_text

@@ -5,7 +5,8 @@ import base64
 
 import httpx
 import pytest
-import sandbox_fusion
+
+sandbox_fusion = pytest.importorskip("sandbox_fusion")
 from sandbox_servers import ServerThread
 
 from envgym.sandbox import run

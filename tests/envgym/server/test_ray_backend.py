@@ -7,10 +7,11 @@ import signal
 
 import pytest
 
-import envgym
-from envgym.server.ray_backend import play_episode, ray_rollouts
-
 ray = pytest.importorskip("ray")
+
+import envgym  # noqa: E402
+from envgym.server.ray_backend import play_episode, ray_rollouts  # noqa: E402
+
 GUESS = "games/GuessNumber-v0"
 
 
