@@ -47,8 +47,10 @@ class GRPOConfig:
     top_p: float = 1.0
     """Nucleus sampling for rollouts (1.0 = off; anything else makes rollouts off-policy)."""
     dynamic_sampling: bool = False
-    """DAPO's dynamic sampling: drop groups whose episode rewards are all equal (zero advantage, zero
-    gradient) and roll out fresh tasks in their place."""
+    """DAPO's dynamic sampling: drop groups whose episodes all got the same rewards (no contrast within the
+    task, so no gradient from it) and roll out fresh tasks in their place. "The same" means what the estimator
+    reads (see :func:`group_has_contrast`): per-turn rewards for ``rebn``/``turn_grpo``, reward components for
+    ``gdpo``, episode totals otherwise."""
     dynamic_sampling_max_rounds: int = 3
     """Cap on refill rounds per step; after it the step trains on what it has (possibly fewer groups)."""
 
@@ -56,8 +58,9 @@ class GRPOConfig:
     advantage: str = "grpo"
     """Estimator, one of ``grpo, dr_grpo, rloo, rebn, gdpo, turn_grpo`` (see :func:`turn_advantages`)."""
     scale_rewards: str = "group"
-    """For ``grpo``/``gdpo``/``turn_grpo``: divide centred rewards by the std of the ``group``, of the whole
-    ``batch``, or ``none`` (Dr. GRPO's fix for the difficulty bias; TRL's ``scale_rewards``)."""
+    """For ``grpo``/``turn_grpo``: divide centred rewards by the std of the ``group``, of the whole ``batch``,
+    or ``none`` (Dr. GRPO's fix for the difficulty bias; TRL's ``scale_rewards``). ``gdpo`` always divides, as
+    published."""
     advantage_epsilon: float = 1e-4
     """Added to every std before dividing (TRL uses 1e-4); a group with equal rewards gets advantage 0."""
     gamma: float = 1.0
@@ -69,7 +72,8 @@ class GRPOConfig:
     the same), ``seq_mean_token_mean`` (original GRPO; TRL ``grpo``: mean per sequence, then over sequences)
     or ``constant`` (Dr. GRPO; TRL ``dr_grpo``: sum divided by sequences × ``loss_constant``)."""
     loss_constant: int | None = None
-    """Token count per sequence for ``constant``; None uses ``max_completion_length``."""
+    """Token count per sequence for ``constant``; None uses the episode's generation budget,
+    ``max_completion_length`` × the turn limit (``max_turns`` or the env's own), see :func:`dr_grpo_constant`."""
     epsilon: float = 0.2
     """Lower clip range: ratios below 1-ε stop contributing gradient for negative advantages."""
     epsilon_high: float | None = None
@@ -78,7 +82,13 @@ class GRPOConfig:
     """Weight of the k3 KL penalty to the reference (initial) model. 0 loads no reference model at all."""
     mask_truncated_completions: bool = False
     """Give truncated episodes (turn or token limit hit) no loss: their ending is not the policy's doing.
-    They still count in their group's advantage statistics (as in TRL/DAPO)."""
+    They still count in their group's advantage statistics (as in TRL/DAPO). Failed episodes are another
+    matter, see ``drop_failed_groups``."""
+    drop_failed_groups: bool = True
+    """An episode whose env, verifier, sandbox or model request failed (``Episode.error``) is never trained on:
+    its reward says nothing about the policy. True also drops the rest of its group, because the group's mean
+    and std without the missing member are biased (a hard task whose failures hit the slow, long answers looks
+    easier than it is); False keeps the group's healthy episodes and computes their advantages among them."""
     importance_sampling_correction: bool = False
     """Rollout logprobs came from another engine (vLLM, a quantized copy): weight each token by the truncated
     ratio min(π_old/π_rollout, ``importance_sampling_cap``) (TRL's ``vllm_importance_sampling_correction``)."""
@@ -125,6 +135,9 @@ class GRPOConfig:
     # --- bookkeeping ----------------------------------------------------------------------------------
     max_turns: int | None = None
     """Turn limit per episode passed to the rollout loop (None: the env's registered ``max_turns``)."""
+    step_timeout: float | None = None
+    """Seconds one env step may take (``make_vec``'s ``step_timeout``): a hung env is reported as that
+    episode's error, replaced by a fresh one, and the batch goes on. None waits for ever."""
     logging_entropy: bool = True
     """Log the mean token entropy of the policy (one softmax over the vocabulary per token, no gradient)."""
     save_steps: int = 0
@@ -149,6 +162,8 @@ class GRPOConfig:
             raise ValueError(f"beta must be >= 0, got {self.beta}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
+        if self.step_timeout is not None and self.step_timeout <= 0:
+            raise ValueError(f"step_timeout must be > 0 seconds (or None for no limit), got {self.step_timeout}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GRPOConfig:
@@ -186,6 +201,8 @@ def _std(values: Sequence[float]) -> float:
 
 
 def _zscore(values: Sequence[float], epsilon: float, scale: bool = True, std: float | None = None) -> list[float]:
+    if not values:
+        return []
     mean = _mean(values)
     if not scale:
         return [v - mean for v in values]
@@ -215,6 +232,7 @@ def turn_advantages(
     groups: Sequence[Sequence[Sequence[float]]],
     config: GRPOConfig,
     components: Sequence[Sequence[Sequence[dict[str, float]]]] | None = None,
+    weights: Sequence[Sequence[Sequence[dict[str, float]]]] | None = None,
 ) -> list[list[list[float]]]:
     """Per-turn advantages ``A[group][episode][turn]`` from per-turn rewards ``groups[group][episode][turn]``.
 
@@ -226,61 +244,144 @@ def turn_advantages(
     - ``rloo``:      A_i = R_i - mean_{j≠i} R_j = G/(G-1) · (R_i - mean(R))  (leave-one-out baseline).
     - ``rebn``:      A_{i,t} = (G_{i,t} - mean(G)) / (std(G) + ε) with G_{i,t} = Σ_{k≥t} γ^{k-t} r_{i,k}, mean
                      and std over every turn of every episode in the batch (GEM's return batch normalization).
-    - ``gdpo``:      A_i = Σ_c (R^c_i - mean(R^c)) / (std(R^c) + ε) per reward component c within the group,
-                     then the sums z-scored over the batch (GDPO: one component cannot drown the others).
-    - ``turn_grpo``: A_{i,t} = A^grpo_i + (r_{i,t} - mean_j r_{j,t}) / (std_j r_{j,t} + ε), the second term over
-                     the episodes j of the group that reached turn t (0 when only one did).
+    - ``gdpo``:      see :func:`gdpo_advantages` (needs ``components``, and ``weights`` when the reward
+                     wrappers weighted them).
+    - ``turn_grpo``: A_{i,t} = N_t(r_{i,t}) + N_t(Σ_{k>t} r_{i,k}): the turn's own reward and the rewards
+                     after it, each normalized (as ``grpo``, by ``scale_rewards``) among the episodes j of the
+                     group that reached turn t, so every reward counts once in a turn's advantage (MT-GRPO's
+                     turn-level credit, Zeng et al. 2025, arXiv:2505.11821, for any number of turns). For
+                     one-turn episodes it equals ``grpo``; a turn reached by one episode only gets 0.
     """
-    returns = [[sum(episode) for episode in group] for group in groups]
     eps = config.advantage_epsilon
     kind = config.advantage
-    if kind in ("grpo", "dr_grpo", "turn_grpo"):
-        scale = "none" if kind == "dr_grpo" else config.scale_rewards
-        episode_adv = _scaled_group_advantages(returns, scale, eps)
-    elif kind == "rloo":
-        episode_adv = [[(r - (sum(group) - r) / (len(group) - 1)) if len(group) > 1 else 0.0 for r in group]
-                       for group in returns]
-    elif kind == "gdpo":
-        episode_adv = _gdpo(groups, components, config)
-    else:  # rebn
+    if kind == "turn_grpo":
+        return _turn_grpo(groups, config)
+    if kind == "rebn":
         turn_returns = [[discounted_returns(episode, config.gamma) for episode in group] for group in groups]
         flat = [g for group in turn_returns for episode in group for g in episode]
         mean, std = _mean(flat) if flat else 0.0, _std(flat)
         return [[[(g - mean) / (std + eps) for g in episode] for episode in group] for group in turn_returns]
+    returns = [[sum(episode) for episode in group] for group in groups]
+    if kind in ("grpo", "dr_grpo"):
+        episode_adv = _scaled_group_advantages(returns, "none" if kind == "dr_grpo" else config.scale_rewards, eps)
+    elif kind == "rloo":
+        episode_adv = [[(r - (sum(group) - r) / (len(group) - 1)) if len(group) > 1 else 0.0 for r in group]
+                       for group in returns]
+    else:  # gdpo
+        if components is None:
+            raise ValueError("advantage='gdpo' needs the per-turn reward components of every episode")
+        episode_adv = gdpo_advantages(groups, components, weights, eps)
+    return [[[a] * len(episode) for a, episode in zip(group_adv, group)] for group_adv, group in zip(episode_adv, groups)]
 
-    advantages = [[[a] * len(episode) for a, episode in zip(group_adv, group)] for group_adv, group in zip(episode_adv, groups)]
-    if kind == "turn_grpo":
-        for group, group_adv in zip(groups, advantages):
-            for t in range(max((len(e) for e in group), default=0)):
-                reached = [i for i, episode in enumerate(group) if len(episode) > t]
-                for i, z in zip(reached, _zscore([group[i][t] for i in reached], eps)):
-                    group_adv[i][t] += z
+
+def _turn_grpo(groups: Sequence[Sequence[Sequence[float]]], config: GRPOConfig) -> list[list[list[float]]]:
+    advantages = [[[0.0] * len(episode) for episode in group] for group in groups]
+    horizon = max((len(episode) for group in groups for episode in group), default=0)
+    for t in range(horizon):
+        reached = [[i for i, episode in enumerate(group) if len(episode) > t] for group in groups]
+        own = [[groups[g][i][t] for i in indices] for g, indices in enumerate(reached)]
+        after = [[sum(groups[g][i][t + 1:]) for i in indices] for g, indices in enumerate(reached)]
+        for values in (own, after):
+            for g, normalized in enumerate(_scaled_group_advantages(values, config.scale_rewards, config.advantage_epsilon)):
+                for i, a in zip(reached[g], normalized):
+                    advantages[g][i][t] += a
     return advantages
 
 
-def _gdpo(groups: Sequence[Sequence[Sequence[float]]], components: Any, config: GRPOConfig) -> list[list[float]]:
-    if components is None:
-        raise ValueError("advantage='gdpo' needs the per-turn reward components of every episode")
-    eps = config.advantage_epsilon
-    sums = []
-    for group, group_components in zip(groups, components):
-        totals = [_sum_components(turns) for turns in group_components]
-        names = sorted({name for total in totals for name in total}) or ["reward"]
+def gdpo_advantages(
+    groups: Sequence[Sequence[Sequence[float]]],
+    components: Sequence[Sequence[Sequence[dict[str, float]]]],
+    weights: Sequence[Sequence[Sequence[dict[str, float]]]] | None,
+    epsilon: float,
+) -> list[list[float]]:
+    """GDPO (Liu et al. 2026, "GDPO: Group reward-Decoupled Normalization Policy Optimization for Multi-reward
+    RL Optimization", arXiv:2601.05242), one advantage per episode::
+
+        A_i   = Σ_c w_c · (x^c_i - mean_group(x^c)) / (std_group(x^c) + ε)
+        Â_i   = (A_i - mean_batch(A)) / (std_batch(A) + ε)
+
+    x^c_i is the *raw* (unweighted) component c of episode i summed over its turns and w_c its configured
+    weight. Normalizing each raw component within the group keeps a rare component from being drowned by a
+    frequent one; weighting after the normalization is what makes w_c mean something (z-scores of components
+    already multiplied by w_c would cancel it). The batch step keeps the scale independent of the component
+    count.
+
+    ``components`` are what the env reported per turn (``info["reward_components"]``, already multiplied by
+    their weights); ``weights`` the per-turn ``info["reward_weights"]`` the reward wrappers recorded. A component
+    without a recorded weight is taken as raw with weight 1; one weighted 0 contributes nothing. Episodes with
+    no components at all count their scalar reward as the one component.
+    """
+    weights = weights if weights is not None else [[[{} for _ in episode] for episode in group] for group in components]
+    component_weights: dict[str, float] = {}
+    raw_groups = []
+    for group, group_components, group_weights in zip(groups, components, weights):
+        totals = [_raw_totals(turns, turn_weights, component_weights) for turns, turn_weights in zip(group_components, group_weights)]
         if not any(totals):  # no components recorded: the scalar reward is the one component
             totals = [{"reward": sum(episode)} for episode in group]
-        per_component = [_zscore([total.get(name, 0.0) for total in totals], eps) for name in names]
-        sums.append([sum(column) for column in zip(*per_component)])
+        raw_groups.append(totals)
+    sums = []
+    for totals in raw_groups:
+        names = sorted({name for total in totals for name in total})
+        per_component = [[component_weights.get(name, 1.0) * z for z in _zscore([t.get(name, 0.0) for t in totals], epsilon)]
+                         for name in names]
+        sums.append([sum(column) for column in zip(*per_component)] if per_component else [0.0] * len(totals))
     flat = [a for group in sums for a in group]
     mean, std = _mean(flat), _std(flat)
-    return [[(a - mean) / (std + eps) for a in group] for group in sums]
+    return [[(a - mean) / (std + epsilon) for a in group] for group in sums]
 
 
-def _sum_components(turns: Sequence[dict[str, float]]) -> dict[str, float]:
+def _raw_totals(turns: Sequence[dict[str, float]], turn_weights: Sequence[dict[str, float]],
+                component_weights: dict[str, float]) -> dict[str, float]:
+    """Σ over turns of each component divided by its recorded weight; records each weight in
+    ``component_weights`` and refuses a component weighted differently in two places."""
+    total: dict[str, float] = {}
+    for turn, weights in zip(turns, turn_weights or [{}] * len(turns)):
+        for name, value in turn.items():
+            weight = float(weights.get(name, 1.0))
+            seen = component_weights.setdefault(name, weight)
+            if not math.isclose(seen, weight):
+                raise ValueError(f"reward component {name!r} has weight {seen} in one turn and {weight} in another; "
+                                 "GDPO needs one weight per component across the batch")
+            total[name] = total.get(name, 0.0) + (float(value) / weight if weight else 0.0)
+    return total
+
+
+def group_has_contrast(episodes: Sequence[Sequence[float]], config: GRPOConfig,
+                       components: Sequence[Sequence[dict[str, float]]] | None = None) -> bool:
+    """Whether the episodes of one group differ in what ``config.advantage`` reads: the per-turn rewards for
+    ``rebn``/``turn_grpo`` (equal totals can hide different turns), the per-episode component totals for
+    ``gdpo``, the episode totals otherwise. Dynamic sampling drops a group without contrast."""
+    if config.advantage in ("rebn", "turn_grpo"):
+        keys = {tuple(round(r, 9) for r in episode) for episode in episodes}
+    elif config.advantage == "gdpo" and components is not None:
+        keys = {tuple(sorted((name, round(v, 9)) for name, v in _sum_turns(turns).items())) for turns in components}
+    else:
+        keys = {round(sum(episode), 9) for episode in episodes}
+    return len(keys) > 1
+
+
+def _sum_turns(turns: Sequence[dict[str, float]]) -> dict[str, float]:
     total: dict[str, float] = {}
     for turn in turns:
         for name, value in turn.items():
             total[name] = total.get(name, 0.0) + float(value)
     return total
+
+
+def dr_grpo_constant(config: GRPOConfig, max_turns: int | None, turns_seen: int) -> int:
+    """C of ``loss_type="constant"``: ``loss_constant`` when set, else the episode's generation budget,
+    ``max_completion_length × max_turns``. Dr. GRPO (Liu et al. 2025, arXiv:2503.20783) divides by the most
+    tokens a sequence can hold; a multi-turn episode holds every turn's allowance, not one turn's. Without a
+    turn limit (``max_turns`` None) the budget is known only while no episode has more than one turn."""
+    if config.loss_constant:
+        return config.loss_constant
+    if max_turns is None:
+        if turns_seen > 1:
+            raise ValueError("loss_type='constant' divides by the episode's generation budget, max_completion_length "
+                             "x the turn limit, and this env's episodes have several turns but no known limit: set "
+                             "max_turns (or loss_constant) in the config, or register the env with max_turns")
+        max_turns = 1
+    return config.max_completion_length * max_turns
 
 
 def token_advantages(num_tokens: int, turn_ends: Sequence[int], advantages: Sequence[float]) -> list[float]:
@@ -317,6 +418,7 @@ def policy_loss(
     num_tokens: int,
     ref_logprobs: torch.Tensor | None = None,
     rollout_logprobs: torch.Tensor | None = None,
+    loss_constant: int | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The clipped surrogate of the module docstring for one micro-batch of shape (B, T).
 
@@ -326,7 +428,8 @@ def policy_loss(
 
     - ``token_mean``:          Σ_{i,t} m ℓ / Σ_{i,t} m
     - ``seq_mean_token_mean``: (1/N) Σ_i (Σ_t m ℓ / Σ_t m)
-    - ``constant``:            Σ_{i,t} m ℓ / (N · C), C = ``loss_constant`` or ``max_completion_length``
+    - ``constant``:            Σ_{i,t} m ℓ / (N · C), C = ``loss_constant`` (from :func:`dr_grpo_constant`;
+                               None: the one-turn budget ``dr_grpo_constant(config, 1, 1)``)
 
     Returns the loss and sums (not means) of the statistics, for the trainer to normalize over the batch.
     """
@@ -355,7 +458,7 @@ def policy_loss(
     elif config.loss_type == "seq_mean_token_mean":
         loss = ((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).sum() / max(num_sequences, 1)
     else:
-        constant = config.loss_constant or config.max_completion_length
+        constant = loss_constant or dr_grpo_constant(config, 1, 1)
         loss = (per_token * mask).sum() / (max(num_sequences, 1) * constant)
 
     with torch.no_grad():

@@ -3,6 +3,8 @@
 Every turn's reward is the sum of ``info["reward_components"]`` (each already weighted). A shaping wrapper
 adds one component and adds it to the reward, so the sum always holds and a trainer (GDPO, logging) can see
 each part. An env that reports no components is treated as one component named ``"env"``.
+``info["reward_weights"]`` records the weight each component was multiplied by, so a trainer that normalizes
+raw components before weighting them (GDPO) can undo it; a component without an entry has weight 1.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class RewardComponentWrapper(Wrapper):
         messages, reward, terminated, truncated, info = self.env.step(action)
         components = _components(reward, info)
         value = self.weight * float(self.score(action, messages, info))
+        if self.name not in components:  # a name the env already reports mixes two weights: leave it unrecorded
+            info.setdefault("reward_weights", {})[self.name] = self.weight
         components[self.name] = components.get(self.name, 0.0) + value
         return messages, reward_total(components), terminated, truncated, info
 
@@ -207,4 +211,6 @@ class RewardWeights(Wrapper):
         for name, weight in self.weights.items():
             if name in components:
                 components[name] = weight * components[name]
+                recorded = info.setdefault("reward_weights", {})
+                recorded[name] = weight * recorded.get(name, 1.0)
         return messages, reward_total(components), terminated, truncated, info

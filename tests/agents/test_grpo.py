@@ -77,17 +77,45 @@ def test_gdpo_normalizes_each_component_in_the_group_then_over_the_batch():
     assert flat(turn_advantages(rewards, config, components)) == pytest.approx(expected)
 
 
+def test_gdpo_weights_the_normalized_raw_components():
+    # Raw correct 1,0,0,0 (weight 1) and raw format 1,1,1,0 (weight 0.01); the env reports them weighted.
+    weights = {"correct": 1.0, "format": 0.01}
+    raw = [(1, 1), (0, 1), (0, 1), (0, 0)]
+    components = [[[{"correct": c * 1.0, "format": f * 0.01}] for c, f in raw]]
+    rewards = [[[c + 0.01 * f] for c, f in raw]]
+    # Both raw components have mean 0.75 or 0.25 and unbiased std 0.5, so with d = 0.5 + eps:
+    # correct z = 0.75/d, -0.25/d (x3); format z = 0.25/d (x3), -0.75/d; A = z_correct + 0.01 z_format.
+    d = 0.5 + EPS
+    a = [(0.75 + 0.0025) / d, (-0.25 + 0.0025) / d, (-0.25 + 0.0025) / d, (-0.25 - 0.0075) / d]
+    std = math.sqrt(sum(x * x for x in a) / 3)  # the batch mean of A is 0
+    expected = [x / (std + EPS) for x in a]
+    result = flat(turn_advantages(rewards, GRPOConfig(advantage="gdpo"), components, [[[weights]] * 4]))
+    assert result == pytest.approx(expected)
+    # the format bonus is worth 1% of correctness: A moves by 0.01 z-units (the weights cancelled before: 1 unit)
+    assert result[1] - result[3] == pytest.approx(0.01 / d / (std + EPS))
+
+
+def test_gdpo_refuses_a_component_with_two_weights():
+    components = [[[{"format": 0.1}], [{"format": 0.0}]]]
+    weights = [[[{"format": 0.1}], [{"format": 0.5}]]]
+    with pytest.raises(ValueError, match="format"):
+        turn_advantages([[[0.1], [0.0]]], GRPOConfig(advantage="gdpo"), components, weights)
+
+
 def test_gdpo_without_components_is_refused():
     with pytest.raises(ValueError, match="reward components"):
         turn_advantages(GROUP, GRPOConfig(advantage="gdpo"))
 
 
-def test_turn_grpo_adds_a_per_turn_group_advantage():
-    # Two episodes: [0, 1] (return 1) and [1] (return 1): equal returns, so the episode term is 0.
-    # Turn 0 rewards 0 and 1 -> z-scores -/+ 1/(std+eps) with std sqrt(1/2); turn 1 reached by one episode -> 0.
+def test_turn_grpo_gives_a_turn_reached_by_one_episode_zero():
+    # Episodes [0, 1] and [1]: at turn 0 the own rewards 0, 1 (-z, +z) and the rewards after it 1, 0 (+z, -z)
+    # cancel (both first turns led to a return of 1); turn 1 is reached by one episode only, nothing to compare.
     result = advantages("turn_grpo", [[[0.0, 1.0], [1.0]]])
-    z = 0.5 / (math.sqrt(0.5) + EPS)
-    assert result == [[pytest.approx([-z, 0.0]), pytest.approx([z])]]
+    assert result == [[pytest.approx([0.0, 0.0]), pytest.approx([0.0])]]
+
+
+def test_turn_grpo_equals_grpo_for_one_turn_episodes():
+    assert advantages("turn_grpo", GROUP) == advantages("grpo", GROUP)
 
 
 def test_token_advantages_follow_turn_boundaries():
@@ -173,3 +201,19 @@ def test_config_rejects_unknown_choices_and_fields():
         GRPOConfig.from_dict({"learning_rate": 1e-5, "lr": 1})
     with pytest.raises(ValueError, match="num_generations must be >= 2"):
         GRPOConfig(num_generations=1)
+
+
+def test_turn_grpo_counts_each_turn_reward_once():
+    # Episodes [1, 0] and [0, 0]: turn 0 earned the only reward, so only turn 0 is credited, once.
+    # Turn 0: own rewards 1, 0 -> +/-z; rewards after it 0, 0 -> 0. Turn 1: own 0, 0 and after it nothing -> 0.
+    z = 0.5 / (math.sqrt(0.5) + EPS)
+    result = advantages("turn_grpo", [[[1.0, 0.0], [0.0, 0.0]]])
+    assert result == [[pytest.approx([z, 0.0]), pytest.approx([-z, 0.0])]]
+
+
+def test_turn_grpo_credits_a_turn_with_its_own_reward_and_the_rewards_after_it():
+    # Episodes [0, 1] and [1, 0]: turn 0 of the first earns nothing itself but leads to the reward of turn 1.
+    # Turn 0: own 0, 1 -> -z, +z; after it 1, 0 -> +z, -z; sums 0 and 0. Turn 1: own 1, 0 -> +z, -z; after it 0.
+    z = 0.5 / (math.sqrt(0.5) + EPS)
+    result = advantages("turn_grpo", [[[0.0, 1.0], [1.0, 0.0]]])
+    assert result == [[pytest.approx([0.0, z]), pytest.approx([0.0, -z])]]

@@ -93,6 +93,13 @@ def test_reward_weights_rescale_components():
     assert info["reward_components"]["format"] == 0.5 and _sums(reward, info)
 
 
+def test_wrappers_record_the_weight_each_component_was_multiplied_by():
+    env = RewardWeights(FormatReward(GuessNumber(), tags=["guess"], weight=0.1), {"format": 0.5, "correct": 2.0})
+    _, _, _, _, info = _step(env, "<guess>50</guess>")
+    assert info["reward_weights"] == {"format": pytest.approx(0.05), "correct": 2.0}
+    assert info["reward_components"]["format"] / info["reward_weights"]["format"] == pytest.approx(1.0)  # raw score
+
+
 def test_env_without_components_becomes_one_named_env():
     class Plain(GuessNumber):
         def _step(self, action):
