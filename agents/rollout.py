@@ -11,6 +11,10 @@ when ``task_indices`` are given, otherwise the same seed), and their trajectorie
 Limits: ``sampling.max_new_tokens`` per turn, ``max_episode_tokens`` for all completion tokens of an
 episode (policy and env), ``max_turns`` on top of the env's own limit. An episode cut by the loop's limits
 is marked truncated (``turn.truncated``, ``episode.metadata["truncated_by"]``).
+
+Failures are not rewards: when the env's reset or step reports ``info["error"]`` (an exception, a step
+timeout, a sandbox ``infra_error``) or the policy's request for a turn failed (``Generation.error``), the
+episode ends there with ``episode.error`` set, and the other episodes go on.
 """
 
 from __future__ import annotations
@@ -88,12 +92,12 @@ def rollout(
         episodes.append(episode)
         tools.append(info.get("tools") if template_tools else None)
         histories.append(list(prompts[i]))
+        if "error" in info:  # the env never started: no prompt, no tokens
+            episode.error = str(info["error"])
         conversations.append(TokenConversation(policy.tokenizer, deltas, prompts[i], tools[i], getattr(policy, "eos_ids", None))
-                             if token_level else None)
-        if "error" in info:
-            episode.metadata["error"] = info["error"]
+                             if token_level and not episode.failed else None)
 
-    active = [("error" not in infos[i]) for i in range(n)]
+    active = [not episodes[i].failed for i in range(n)]
     generation_seconds, rounds, generated_tokens = 0.0, 0, 0
     while any(active):
         indices = [i for i in range(n) if active[i]]
@@ -114,6 +118,10 @@ def rollout(
             generations = policy.chat([histories[i] for i in batch], turn_params, [tools[i] for i in batch])
         generation_seconds += time.perf_counter() - started
         generations = {i: _trim(g, limits[i]) for i, g in zip(batch, generations)}
+        for i in [i for i in batch if generations[i].error is not None]:  # the request failed: nothing to step
+            episodes[i].error = f"policy request failed: {generations[i].error}"
+            active[i] = False
+            batch.remove(i)
         actions: dict[int, Any] = {}
         for i in batch:
             generated_tokens += len(generations[i].token_ids)
@@ -141,10 +149,10 @@ def rollout(
             episode.turns[-1].info["finish_reason"] = generations[i].finish_reason
             if not active[i]:
                 continue
-            if terminated[i] or truncated[i]:
+            if "error" in step_infos[i]:
+                episode.error = str(step_infos[i]["error"])
+            if terminated[i] or truncated[i] or episode.failed:
                 active[i] = False
-                if "error" in step_infos[i]:
-                    episode.metadata["error"] = step_infos[i]["error"]
                 continue
             if max_turns is not None and episode.num_turns >= max_turns:
                 _cut(episode, "max_turns")
@@ -189,13 +197,17 @@ def _cut(episode: envgym.Episode, reason: str) -> None:
         episode.turns[-1].truncated = True
 
 
-def _trajectory(episode: envgym.Episode, conversation: TokenConversation) -> Trajectory:
+def _trajectory(episode: envgym.Episode, conversation: TokenConversation | None) -> Trajectory:
+    if conversation is None:  # failed at reset
+        return Trajectory(episode=episode, prompt_ids=[], completion_ids=[], logprobs=[], loss_mask=[], turn_ends=[],
+                          turn_rewards=[], turn_reward_components=[], truncated=False, group_id=episode.metadata["group_id"])
     turns = episode.turns
     return Trajectory(
         episode=episode, prompt_ids=conversation.prompt_ids, completion_ids=conversation.completion_ids,
         logprobs=conversation.logprobs, loss_mask=conversation.loss_mask, turn_ends=conversation.turn_ends,
         turn_rewards=[t.reward for t in turns], turn_reward_components=[dict(t.reward_components) for t in turns],
-        truncated=episode.truncated or "truncated_by" in episode.metadata, group_id=episode.metadata["group_id"])
+        truncated=episode.truncated or "truncated_by" in episode.metadata, group_id=episode.metadata["group_id"],
+        turn_reward_weights=[dict(t.info.get("reward_weights") or {}) for t in turns])
 
 
 def _light(info: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 The completion is one flat token sequence after the prompt: the policy's turns interleaved with the
 env's answers (and the chat-template tokens around them). ``loss_mask`` says which tokens the policy
 sampled, so a trainer computes the loss only on those; ``turn_ends`` says where each turn's reward
-belongs.
+belongs. A trajectory whose episode ``failed`` (env, verifier, sandbox or model request) is not evidence
+about the policy: trainers drop it instead of learning from its reward.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class Trajectory:
     turn_reward_components: list[dict[str, float]]
     truncated: bool
     group_id: str
+    turn_reward_weights: list[dict[str, float]] = dataclasses.field(default_factory=list)
+    """Per turn, the weight each reward component was multiplied by (``info["reward_weights"]``), for GDPO."""
 
     def __post_init__(self) -> None:
         n = len(self.completion_ids)
@@ -37,6 +40,15 @@ class Trajectory:
         if len(self.turn_ends) != len(self.turn_rewards):
             raise ValueError(f"one reward per turn end is needed: {len(self.turn_ends)} turn ends, "
                              f"{len(self.turn_rewards)} rewards")
+
+    @property
+    def error(self) -> str | None:
+        """What failed, when the episode ended on a failure that is not the policy's fault."""
+        return self.episode.error
+
+    @property
+    def failed(self) -> bool:
+        return self.episode.failed
 
     @property
     def total_reward(self) -> float:

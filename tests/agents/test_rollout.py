@@ -188,3 +188,12 @@ def test_a_real_model_rollout_decodes_back_to_its_conversation():
         assert all(lp <= 0 for lp in trajectory.logprobs)
         assert sum(trajectory.loss_mask) == trajectory.episode.metadata["policy_tokens"]
     assert out.trajectories[0].episode.task_id == out.trajectories[1].episode.task_id
+
+
+def test_trajectories_keep_the_weight_of_each_reward_component(tokenizer):
+    from envgym.wrappers import RewardWeights
+
+    envs = VectorEnv([lambda: RewardWeights(CalculatorEnv(), {"correct": 2.0})], env_ids=["test/Calculator"])
+    (trajectory,) = rollout(ScriptedPolicy(tokenizer, SCRIPTS), envs, task_indices=[1]).trajectories
+    assert trajectory.turn_reward_components == [{"correct": 2.0}]
+    assert trajectory.turn_reward_weights == [{"correct": 2.0}]  # so GDPO can normalize the raw value, 1.0
