@@ -64,6 +64,9 @@ class Generation:
     finish_reason: str = "stop"
     action: Message | None = None
     """The assistant message for the env when a message-level backend returned structured ``tool_calls``."""
+    error: str | None = None
+    """Set when the request for this turn failed (server down, refused, timed out): the rollout loop ends that
+    episode with this error (``Episode.error``) instead of sending an empty turn to the env."""
 
 
 @runtime_checkable
