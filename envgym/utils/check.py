@@ -5,6 +5,9 @@ Gymnasium's checker covers spaces, seeding and return types; its warnings count 
 - finite float rewards and strict bools,
 - JSON-serializable info (episodes are logged and sent over HTTP),
 - reward components that sum to the reward,
+- the failure contract: ``info["error"]`` is only for failures that are not the policy's fault (trainers drop
+  those episodes), so a probe action (a policy mistake at worst) must never produce it; a policy mistake is
+  ``action_valid=False`` with its message in ``action_error``,
 - the bad-input contract: step before reset and after the end raise ResetNeeded; a wrong action type
   raises InvalidAction and leaves the episode untouched.
 """
@@ -90,6 +93,13 @@ def _check_step_result(result: tuple) -> None:
     assert type(reward) is float and math.isfinite(reward), f"reward must be a finite float, got {reward!r}"
     assert type(terminated) is bool and type(truncated) is bool, "terminated and truncated must be bools"
     _check_jsonable(info, "step info")
+    assert "error" not in info, (
+        f"step reported info['error']={info['error']!r} for a probe action; 'error' means the env, verifier or "
+        f"sandbox failed (never the policy's fault): report a bad action as info['action_valid']=False with the "
+        f"message in info['action_error'], and fix the env if it really failed"
+    )
+    if "action_error" in info:
+        assert isinstance(info["action_error"], str), f"info['action_error'] must be a string, got {info['action_error']!r}"
     components = info.get("reward_components")
     if components is not None:
         total = sum(float(v) for v in components.values())

@@ -71,7 +71,7 @@ class Bandit(Env):
         if arm is None:
             regret, components = self.best_mean, {"payoff": 0.0, "format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
             lines = [f"{problem} Reply with an arm as <pull>k</pull>, k from 1 to {self.arms}. This pull is wasted."]
-            info: dict[str, Any] = {"action_valid": False, "error": problem}
+            info: dict[str, Any] = {"action_valid": False, "action_error": problem}
         else:
             payoff = int(draw < self.means[arm])
             self.pull_counts[arm] += 1

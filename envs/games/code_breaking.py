@@ -56,7 +56,7 @@ class CodeBreakingGame(Env):
         if guess is None:
             components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
             feedback = f"{problem} Reply with your guess as {self.guess_example}. This turn used up no guess."
-            info = {"action_valid": False, "error": problem, "guesses_left": self.max_guesses - len(self.guesses),
+            info = {"action_valid": False, "action_error": problem, "guesses_left": self.max_guesses - len(self.guesses),
                     "reward_components": components}
             return [{"role": "user", "content": feedback}], reward_total(components), False, False, info
 

@@ -52,9 +52,10 @@ class GuessNumber(Env):
     def _step(self, action: Action) -> StepResult:
         matches = GUESS.findall(action_text(action))
         if not matches:
-            feedback = "I could not find a guess. Reply with your guess as <guess>N</guess>, e.g. <guess>50</guess>."
+            problem = "I could not find a guess."
+            feedback = f"{problem} Reply with your guess as <guess>N</guess>, e.g. <guess>50</guess>."
             components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
-            info = {"action_valid": False, "feedback": "invalid", "reward_components": components}
+            info = {"action_valid": False, "action_error": problem, "feedback": "invalid", "reward_components": components}
             return [{"role": "user", "content": feedback}], reward_total(components), False, False, info
 
         guess = int(matches[-1])

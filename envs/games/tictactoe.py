@@ -130,7 +130,7 @@ class TicTacToe(Env):
         if cell is None:
             components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
             feedback = f"{problem} Reply with a free cell as <move>N</move>.\n{render(self.board)}"
-            info = {"action_valid": False, "error": problem, "board": self.board, "reward_components": components}
+            info = {"action_valid": False, "action_error": problem, "board": self.board, "reward_components": components}
             return [{"role": "user", "content": feedback}], reward_total(components), False, False, info
 
         self.board = place(self.board, cell, self.agent_mark)

@@ -97,7 +97,7 @@ def test_a_pull_of_no_arm_is_invalid_and_costs_the_penalty(action, problem):
     env = envgym.make("games/Bandit-v0", invalid_penalty=0.5)
     env.reset(seed=0)
     messages, reward, terminated, _, info = env.step(action)
-    assert info["action_valid"] is False and problem in info["error"] and reward == -0.5 and not terminated
+    assert info["action_valid"] is False and problem in info["action_error"] and reward == -0.5 and not terminated
     assert info["pulls_left"] == 19 and "<pull>k</pull>" in messages[0]["content"]
 
 

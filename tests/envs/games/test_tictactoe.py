@@ -119,7 +119,7 @@ def test_a_move_that_is_no_cell_is_invalid_and_leaves_the_board_unchanged(action
     env = envgym.make("games/TicTacToe-v0", agent_first=True, invalid_penalty=0.5)
     env.reset(seed=0)
     messages, reward, terminated, _, info = env.step(action)
-    assert info["action_valid"] is False and problem in info["error"] and reward == -0.5 and not terminated
+    assert info["action_valid"] is False and problem in info["action_error"] and reward == -0.5 and not terminated
     assert info["board"] == "." * 9 and "<move>N</move>" in messages[0]["content"]
 
 
@@ -128,7 +128,7 @@ def test_a_taken_cell_is_invalid():
     env.reset(seed=0)
     env.step("<move>5</move>")
     _, _, _, _, info = env.step("<move>5</move>")
-    assert info["action_valid"] is False and "already taken" in info["error"]
+    assert info["action_valid"] is False and "already taken" in info["action_error"]
 
 
 @pytest.mark.parametrize("agent_first, mark", [(True, "X"), (False, "O")])

@@ -118,7 +118,7 @@ def test_unknown_words_are_rejected_only_when_the_word_list_is_required():
     strict = envgym.make("games/Wordle-v0", require_known_word=True)
     strict.reset(seed=0)
     _, _, _, _, info = strict.step("<guess>qzxvw</guess>")
-    assert info["action_valid"] is False and "word list" in info["error"]
+    assert info["action_valid"] is False and "word list" in info["action_error"]
     lenient = envgym.make("games/Wordle-v0")
     lenient.reset(seed=0)
     assert lenient.step("<guess>qzxvw</guess>")[4]["action_valid"] is True
