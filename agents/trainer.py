@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 import envgym
-from envgym.agents.grpo import GRPOConfig, policy_loss, token_advantages, token_logprobs, turn_advantages
+from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
+                                token_logprobs, turn_advantages)
 from envgym.agents.trajectory import Trajectory
 
 TaskSampler = Callable[[int, np.random.Generator], int]
@@ -88,9 +89,9 @@ class GRPOTrainer:
         t_rollout = time.perf_counter() - t0
         metrics = self._update(groups)  # with no groups left (all dropped) nothing changes but the metrics line
         t_train = time.perf_counter() - t0 - t_rollout
-        self.scheduler.step()
         self.step += 1
         metrics.update(_reward_metrics(groups, self._all_rollouts))
+        metrics.update(_failure_metrics(self._all_rollouts))
         metrics.update({"step": self.step, "groups": len(groups), "groups_dropped": dropped, "refill_rounds": rounds,
                         "lr": lr,
                         "time_rollout_s": t_rollout, "time_train_s": t_train, "time_step_s": time.perf_counter() - t0})
@@ -110,10 +111,14 @@ class GRPOTrainer:
             new_groups = self._rollout([self._sample_task() for _ in range(needed)], rounds)
             self._all_rollouts.extend(new_groups)
             for group in new_groups:
-                if config.dynamic_sampling and len({round(t.total_reward, 9) for t in group}) == 1:
+                healthy = [t for t in group if not t.failed]  # a failure is no reward: never trained on
+                if not healthy or (len(healthy) < len(group) and config.drop_failed_groups):
+                    continue  # counted as groups_failed; refilled like a dropped group under dynamic sampling
+                if config.dynamic_sampling and not group_has_contrast(
+                        [t.turn_rewards for t in healthy], config, [t.turn_reward_components for t in healthy]):
                     dropped += 1
                 else:
-                    groups.append(group)
+                    groups.append(healthy)
             if not config.dynamic_sampling or rounds >= config.dynamic_sampling_max_rounds:
                 break
             rounds += 1
@@ -156,14 +161,23 @@ class GRPOTrainer:
         update = getattr(self.task_sampler, "update", None)
         if update is not None:
             for index, group in zip(task_indices, groups):
-                update(index, [t.total_reward for t in group])
+                rewards = [t.total_reward for t in group if not t.failed]
+                if rewards:
+                    update(index, rewards)
         return groups
 
     # --- update ---------------------------------------------------------------------------------------
     def _update(self, groups: list[list[Trajectory]]) -> dict[str, Any]:
         config = self.config
+        if not groups:  # every group failed or was dropped: no gradient to take, the step is still logged
+            return {"loss": 0.0, "grad_norm": 0.0, "policy_tokens": 0, "total_tokens": 0, "micro_batches": 0,
+                    "update_skipped": True}
         advantages = turn_advantages([[t.turn_rewards for t in g] for g in groups], config,
-                                     [[t.turn_reward_components for t in g] for g in groups])
+                                     [[t.turn_reward_components for t in g] for g in groups],
+                                     [[t.turn_reward_weights for t in g] for g in groups])
+        loss_constant = None
+        if config.loss_type == "constant":
+            loss_constant = dr_grpo_constant(config, self._turn_limit(), max(len(t.turn_rewards) for g in groups for t in g))
         rows = []
         for group, group_adv in zip(groups, advantages):
             for trajectory, adv in zip(group, group_adv):
@@ -178,7 +192,7 @@ class GRPOTrainer:
                                    "rollout_gap": 0.0}
         old_logprobs: list[torch.Tensor] = []
         ref_logprobs: list[torch.Tensor | None] = []
-        grad_norms = []
+        grad_norms, gap_max = [], 0.0
         for iteration in range(config.num_iterations):
             self.optimizer.zero_grad(set_to_none=True)
             for b, batch in enumerate(batches):
@@ -187,7 +201,9 @@ class GRPOTrainer:
                 if iteration == 0:
                     old_logprobs.append(logprobs.detach())
                     ref_logprobs.append(self._reference_logprobs(tensors) if config.beta > 0 else None)
-                    totals["rollout_gap"] += float(((logprobs.detach() - tensors["rollout_logprobs"]).abs() * tensors["mask"]).sum())
+                    gap = (logprobs.detach() - tensors["rollout_logprobs"]).abs() * tensors["mask"]
+                    totals["rollout_gap"] += float(gap.sum())
+                    gap_max = max(gap_max, float(gap.max()))
                     if config.logging_entropy:
                         totals["entropy"] += _entropy_sum(logits)
                 loss, stats = policy_loss(logprobs, old_logprobs[b], tensors["advantages"], tensors["mask"], config,
@@ -201,19 +217,25 @@ class GRPOTrainer:
             max_norm = config.max_grad_norm if config.max_grad_norm is not None else float("inf")
             grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, max_norm)))
             self.optimizer.step()
+            self.scheduler.step()  # the schedule counts optimizer steps, like TRL's (μ of them per train step)
         denominator = max(num_tokens, 1)
         return {"loss": totals["loss"], "grad_norm": sum(grad_norms) / len(grad_norms),
                 "clip_fraction_low": totals["clip_low"] / denominator, "clip_fraction_high": totals["clip_high"] / denominator,
                 "kl": totals["kl"] / denominator, "ratio_mean": totals["ratio"] / denominator,
                 "entropy": totals["entropy"] / denominator, "policy_tokens": num_tokens,
-                "rollout_logprob_gap": totals["rollout_gap"] / denominator,
+                "rollout_logprob_gap": totals["rollout_gap"] / denominator, "rollout_logprob_gap_max": gap_max,
                 "total_tokens": sum(len(t.prompt_ids) + len(t.completion_ids) for t, _, _ in rows),
                 "micro_batches": len(batches)}
 
     def _logprobs(self, model: Any, tensors: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Logprobs (B, W) of the target tokens, computed only where the loss mask is 1: the decoder runs over
         the whole sequence but the vocabulary projection (the costliest matmul of a small model, and a (B, T, V)
-        tensor in memory) only over policy tokens. Also returns those logits (N, V) for the entropy."""
+        tensor in memory) only over policy tokens. Also returns those logits (N, V) for the entropy.
+
+        Logits are divided by the sampling temperature (as TRL does), so π_θ is the distribution rollouts were drawn
+        from. Top-p is not applied here: the engine reports the logprobs of the renormalised nucleus it sampled
+        from, so a top_p < 1 shows as a rollout gap of log(nucleus mass), which importance_sampling_correction
+        weighs (min(π_old/π_rollout, C)) instead of hiding it."""
         rows, cols = tensors["mask"].nonzero(as_tuple=True)
         split = _decoder_and_head(model)
         with self._autocast():
@@ -224,6 +246,8 @@ class GRPOTrainer:
             else:  # models that post-process logits (soft-capping, scaling): the full head, then select
                 logits = model(input_ids=tensors["input_ids"], attention_mask=tensors["attention_mask"],
                                logits_to_keep=tensors["keep"]).logits[rows, cols]
+        if self.config.temperature > 0:  # score the distribution rollouts sampled from (0 = greedy: plain logits)
+            logits = logits / self.config.temperature
         selected = token_logprobs(logits, tensors["targets"][rows, cols])
         logprobs = torch.zeros(tensors["mask"].shape, dtype=selected.dtype, device=selected.device)
         logprobs = logprobs.index_put((rows, cols), selected)
@@ -346,7 +370,8 @@ def _schedule(config: GRPOConfig) -> Callable[[int], float]:
     def factor(step: int) -> float:
         if step < config.warmup_steps:
             return (step + 1) / (config.warmup_steps + 1)
-        progress = (step - config.warmup_steps) / max(1, config.max_steps - config.warmup_steps)
+        total = config.max_steps * config.num_iterations  # optimizer steps in the whole run
+        progress = (step - config.warmup_steps) / max(1, total - config.warmup_steps)
         if config.lr_scheduler_type == "linear":
             return max(0.0, 1.0 - progress)
         if config.lr_scheduler_type == "cosine":

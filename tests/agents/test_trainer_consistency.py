@@ -1,0 +1,60 @@
+"""The trainer optimises the distribution the engine sampled from, and its schedule counts optimizer steps."""
+
+import pytest
+
+from envgym.agents.grpo import GRPOConfig
+from envgym.agents.trainer import GRPOTrainer
+from envgym.core import Env, Task, action_text
+from envgym.tasks.sources import ListTaskSource
+from helpers.tiny_models import tiny_model_path
+
+
+class SayAnything(Env):
+    """One turn; reward 1 when the reply holds a digit (rewards vary by sample, so there is a gradient)."""
+
+    def __init__(self):
+        self.tasks = ListTaskSource([Task(id="say", messages=[{"role": "user", "content": "Say a number."}])])
+
+    def _reset(self, task, options):
+        return task.prompt(), {}
+
+    def _step(self, action):
+        reward = float(any(c.isdigit() for c in action_text(action)))
+        return [], reward, True, False, {}
+
+
+def trainer(**overrides) -> GRPOTrainer:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = tiny_model_path()
+    config = GRPOConfig(**{"num_generations": 4, "num_tasks_per_step": 2, "max_completion_length": 8,
+                           "learning_rate": 1e-3, "max_steps": 4, "seed": 0, **overrides})
+    return GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path), SayAnything,
+                       config, device="cpu")
+
+
+def test_trainer_logprobs_of_sampled_tokens_equal_the_engines_at_temperature_0_7():
+    metrics = trainer(temperature=0.7).train_step()
+    assert metrics["policy_tokens"] > 0
+    assert metrics["rollout_logprob_gap_max"] < 1e-3, metrics["rollout_logprob_gap_max"]
+
+
+def test_top_p_shows_as_a_rollout_gap_the_importance_weight_can_correct():
+    """Sampling logprobs are those of the nucleus (renormalised); the trainer scores the full softmax at the same
+    temperature, so the gap of a token is log(nucleus mass) >= 0, never a different temperature."""
+    metrics = trainer(temperature=0.7, top_p=0.5).train_step()
+    assert metrics["rollout_logprob_gap"] > 1e-3
+
+
+def test_the_learning_rate_warms_up_once_per_optimizer_step_with_several_iterations():
+    run = trainer(num_iterations=2, warmup_steps=4)
+    run.train_step()  # two optimizer steps
+    assert run.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * 3 / 5)
+
+
+def test_a_linear_schedule_reaches_zero_after_max_steps_times_iterations_optimizer_steps():
+    run = trainer(num_iterations=2, lr_scheduler_type="linear", max_steps=2)
+    run.train_step()
+    assert run.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * 0.5)
+    run.train_step()
+    assert run.optimizer.param_groups[0]["lr"] == pytest.approx(0.0)
