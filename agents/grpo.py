@@ -43,9 +43,13 @@ class GRPOConfig:
     max_completion_length: int = 256
     """Most new tokens the policy may generate per turn."""
     temperature: float = 1.0
-    """Sampling temperature of rollouts. 1.0 keeps the rollout distribution equal to the trained policy."""
+    """Sampling temperature of rollouts. The trainer scores tokens with the same temperature (logits / T, as in
+    TRL), so the policy it optimises is the distribution rollouts were drawn from at any T (0: greedy, scored
+    with plain logits)."""
     top_p: float = 1.0
-    """Nucleus sampling for rollouts (1.0 = off; anything else makes rollouts off-policy)."""
+    """Nucleus sampling for rollouts (1.0 = off). Anything else makes rollouts off-policy: the engine reports the
+    logprobs of the renormalised nucleus, the trainer scores the full softmax, and the difference shows in
+    ``rollout_logprob_gap`` and is what ``importance_sampling_correction`` weighs."""
     dynamic_sampling: bool = False
     """DAPO's dynamic sampling: drop groups whose episodes all got the same rewards (no contrast within the
     task, so no gradient from it) and roll out fresh tasks in their place. "The same" means what the estimator
@@ -107,9 +111,10 @@ class GRPOConfig:
     adam_beta2: float = 0.99
     """AdamW β2 (0.99 as in most RL recipes: faster-moving second moments)."""
     lr_scheduler_type: str = "constant"
-    """``constant``, ``linear`` (decay to 0 at ``max_steps``) or ``cosine``; all after ``warmup_steps``."""
+    """``constant``, ``linear`` (decay to 0 at the end) or ``cosine``; all after ``warmup_steps``. The schedule
+    counts optimizer steps, as TRL's does: ``max_steps * num_iterations`` of them in a run."""
     warmup_steps: int = 0
-    """Linear warm-up steps from 0 to ``learning_rate``."""
+    """Linear warm-up from 0 to ``learning_rate`` over this many optimizer steps."""
     max_steps: int = 100
     """Training steps (one optimizer step per batch and iteration)."""
     max_grad_norm: float | None = 1.0
