@@ -11,12 +11,25 @@ A policy works at one of two levels, and says which through ``tokenizer``:
 
 Stop sequences are kept in the returned text and tokens: the tokens were sampled, so a trainer must see
 them, and an env that parses ``<tool_call>...</tool_call>`` needs the closing tag.
+
+Seeds: ``SamplingParams.seed`` seeds a whole batch. Engines that seed each request on its own (vLLM, any
+OpenAI-compatible server) give request ``i`` the seed ``request_seed(seed, i)``: one seed for every request
+would make the G samples of a task identical (no pass@k, zero GRPO advantages).
+
+Sampling logprobs are those of the distribution a token was drawn from: temperature applied, then top-p
+(renormalised over the nucleus). Nothing else applies, in particular nothing from a model's own
+``generation_config`` (repetition penalty, top-k): a policy samples with what the caller set and no more.
+
+A policy may expose ``settings``: a JSON-able dict of what, besides ``SamplingParams``, shapes its samples
+(engine, model, dtype...). ``envgym eval`` keys resumption on it (see :func:`policy_settings`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from envgym.core import Message
 
@@ -33,7 +46,8 @@ class SamplingParams:
     stop: list[str] = dataclasses.field(default_factory=list)
     """Stop sequences (e.g. ``["</tool_call>"]``); generation ends after the first one, which is kept."""
     seed: int | None = None
-    """Seeds the sampler for reproducible generations (where the backend supports it)."""
+    """Seeds the sampler for reproducible generations (where the backend supports it); each request of a batch
+    gets its own seed derived from it (:func:`request_seed`), so the samples of one batch differ."""
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -84,6 +98,27 @@ class Policy(Protocol):
              tools: list[list[dict]] | None = None) -> list[Generation]:
         """Message level: answer each conversation (OpenAI messages) with one assistant turn."""
         ...
+
+
+def request_seed(seed: int | None, index: int) -> int | None:
+    """The seed of request ``index`` of a batch seeded with ``seed`` (None stays None: unseeded).
+
+    Mixed through NumPy's ``SeedSequence`` rather than ``seed + index``, so that batches whose seeds are a few
+    apart (the rollout advances the seed by one per turn) never hand the same stream to two requests. The
+    value fits in 53 bits: exact in any JSON parser and in range for every engine's seed (int64)."""
+    if seed is None:
+        return None
+    state = np.random.SeedSequence([seed % 2**64, index]).generate_state(1, dtype=np.uint64)[0]
+    return int(state >> np.uint64(11))
+
+
+def policy_settings(policy: Any) -> dict[str, Any]:
+    """What shapes ``policy``'s samples besides the sampling parameters: its ``settings`` when it has them,
+    else its class (a policy that cannot say more is at least not mistaken for another kind)."""
+    settings = getattr(policy, "settings", None)
+    if settings is None:
+        return {"policy": f"{type(policy).__module__}.{type(policy).__qualname__}", "name": getattr(policy, "name", None)}
+    return dict(settings)
 
 
 def render_prompt(tokenizer: Any, messages: list[Message], tools: list[dict] | None = None) -> list[int]:

@@ -2,10 +2,16 @@
 
 Logprobs are those of the distribution tokens were actually sampled from (after temperature and top-p),
 taken from ``generate``'s processed scores; with greedy decoding they are the model's plain logprobs.
+
+Only what the caller sets applies: ``generate`` fills every option the call leaves unset from the model's own
+``generation_config`` (a checkpoint's repetition penalty, top-k, no-repeat n-grams...), so this policy
+generates under a neutral config that holds nothing but the special token ids.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from envgym.agents.models import DEFAULT_MODEL, resolve_model
@@ -40,6 +46,8 @@ class TransformersPolicy(LocalTokenPolicy):
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        self.settings = {"engine": "transformers", "model": self.name, "dtype": str(self.model.dtype).removeprefix("torch.")}
+        """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
 
     def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Generation]:
         """Continue every prompt with one turn, all in one left-padded batch."""
@@ -64,7 +72,7 @@ class TransformersPolicy(LocalTokenPolicy):
             options.update(temperature=None, top_p=None, top_k=None)
         if params.stop:
             options.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
-        with torch.inference_mode():
+        with torch.inference_mode(), _neutral_generation_config(self.model):
             output = self.model.generate(input_ids=input_ids, attention_mask=attention, **options)
         new_tokens = output.sequences[:, width:]
         # One step at a time: stacking (batch, steps, vocab) scores would copy hundreds of MB for big vocabs.
@@ -112,6 +120,26 @@ def _first_stop(tokenizer: Any, ids: list[int], stops: list[str]) -> int | None:
         else:
             low = middle + 1
     return low
+
+
+@contextlib.contextmanager
+def _neutral_generation_config(model: Any) -> Iterator[None]:
+    """Swap the model's ``generation_config`` for one with only its special token ids while generating.
+
+    ``generate`` fills any option the call leaves unset from ``model.generation_config``; options set to None
+    count as unset, so no set of call arguments can switch off everything a checkpoint may carry. A peft model
+    reads the config of the model it wraps, which is the one swapped here."""
+    from transformers import GenerationConfig
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    own = base.generation_config
+    base.generation_config = GenerationConfig(
+        bos_token_id=own.bos_token_id, eos_token_id=own.eos_token_id, pad_token_id=own.pad_token_id,
+        decoder_start_token_id=own.decoder_start_token_id)
+    try:
+        yield
+    finally:
+        base.generation_config = own
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
