@@ -7,6 +7,8 @@ on file are not played again.
 
 A sample is *correct* when a turn's ``info["correct"]`` says so; envs that never report ``correct`` count
 a positive total reward as correct. The answer that votes in maj@k is the last ``info["answer"]`` seen.
+A sample whose env, verifier, sandbox or model request failed (``Episode.error``) is not a score of 0: it is
+counted in ``n_failed`` and left out of pass@k, maj@k and the means.
 
 Suite file (YAML)::
 
@@ -116,23 +118,27 @@ def sample_record(episode: envgym.Episode) -> dict[str, Any]:
         "answer": answers[-1] if answers else None, "turns": episode.num_turns, "tool_calls": tool_calls,
         "tokens": episode.metadata.get("policy_tokens", sum(t.info.get("policy_tokens", 0) for t in episode.turns)),
         "truncated": episode.truncated or "truncated_by" in episode.metadata,
-        "error": episode.metadata.get("error"), "episode": episode.to_dict(),
+        "error": episode.error, "episode": episode.to_dict(),
     }
 
 
 def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
-    """The results.json entry of one env."""
+    """The results.json entry of one env. Failed samples (``error`` set) are counted in ``n_failed`` and left
+    out of every other number: their reward is not the model's (see :mod:`envgym.agents.metrics` for pass@k)."""
     by_task: dict[Any, list[dict[str, Any]]] = {}
     for record in sorted(records, key=lambda r: (r["task_index"], r["sample"])):
         by_task.setdefault(record["task_index"], []).append(record)
+    healthy = [r for r in records if r.get("error") is None]
     summary: dict[str, Any] = dict(task_metrics(by_task, config.k))
     summary.update(
-        mean_reward=mean([r["reward"] for r in records]), n_tasks=len(by_task), n_samples=len(records),
-        avg_turns=mean([r["turns"] for r in records]), avg_tool_calls=mean([r["tool_calls"] for r in records]),
-        avg_tokens=mean([r["tokens"] for r in records]), truncation_rate=mean([float(r["truncated"]) for r in records]),
-        error_rate=mean([float(r["error"] is not None) for r in records]), seconds=round(seconds, 3),
-        rewards=[r["reward"] for r in records],
+        mean_reward=mean([r["reward"] for r in healthy]), n_tasks=len(by_task), n_samples=len(records),
+        n_failed=len(records) - len(healthy),
+        avg_turns=mean([r["turns"] for r in healthy]), avg_tool_calls=mean([r["tool_calls"] for r in healthy]),
+        avg_tokens=mean([r["tokens"] for r in healthy]), truncation_rate=mean([float(r["truncated"]) for r in healthy]),
+        seconds=round(seconds, 3), rewards=[r["reward"] for r in healthy],
     )
+    if len(healthy) < len(records):
+        summary["failure_example"] = next(r["error"] for r in records if r.get("error") is not None)
     return summary
 
 

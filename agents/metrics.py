@@ -10,6 +10,11 @@ averaged over tasks. It is unbiased, unlike ``1 - (1 - c/n)^k``.
 
 maj@k: the majority answer among the first k samples of a task (ties go to the answer seen first) is
 correct; averaged over tasks. Samples without an answer do not vote.
+
+Failed samples (the env, verifier, sandbox or model request failed: ``error`` is set) are no evidence about
+the model, so they are left out before anything is counted: n is a task's number of *healthy* samples. A
+task with fewer than k healthy samples has no unbiased pass@k (C(n, k) = 0), so it is left out of pass@k and
+maj@k, and ``n_tasks@k`` says over how many tasks each k was averaged (every task, when nothing failed).
 """
 
 from __future__ import annotations
@@ -50,17 +55,19 @@ def mean(values: Sequence[float]) -> float:
 
 
 def task_metrics(samples_by_task: dict[Any, list[dict[str, Any]]], ks: Sequence[int]) -> dict[str, float]:
-    """pass@k and maj@k over tasks, from per-sample records with ``correct`` and ``answer``, in sample order.
+    """pass@k, maj@k and ``n_tasks@k`` over tasks, from per-sample records with ``correct`` and ``answer`` (and
+    ``error``, failed when set), in sample order.
 
-    Every k up to the smallest number of samples per task is reported; larger ks are left out."""
-    if not samples_by_task:
-        return {}
-    n_min = min(len(samples) for samples in samples_by_task.values())
+    Failed samples are dropped first; each k is averaged over the tasks with at least k healthy samples (see
+    the module docstring), and a k that no task reaches is left out."""
+    healthy = {task: [x for x in samples if x.get("error") is None] for task, samples in samples_by_task.items()}
     out: dict[str, float] = {}
     for k in sorted(set(ks) | {1}):
-        if k > n_min:
+        tasks = [s for s in healthy.values() if len(s) >= k]
+        if not tasks:
             continue
-        out[f"pass@{k}"] = mean([pass_at_k(len(s), sum(bool(x["correct"]) for x in s), k) for s in samples_by_task.values()])
+        out[f"pass@{k}"] = mean([pass_at_k(len(s), sum(bool(x["correct"]) for x in s), k) for s in tasks])
         out[f"maj@{k}"] = mean([float(majority_correct([x.get("answer") for x in s], [bool(x["correct"]) for x in s], k))
-                                for s in samples_by_task.values()])
+                                for s in tasks])
+        out[f"n_tasks@{k}"] = len(tasks)
     return out

@@ -13,7 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-COLUMNS = ("pass@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate", "n_tasks", "n_samples")
+COLUMNS = ("pass@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate", "n_tasks", "n_samples",
+           "n_failed")
+"""``n_failed`` has its own column: failed samples are left out of every other number (see ``summarize``)."""
 
 
 def metric_columns(results: dict[str, Any]) -> list[str]:

@@ -63,3 +63,22 @@ def test_task_metrics_average_over_tasks():
 def test_task_metrics_leave_out_k_beyond_the_samples_per_task():
     metrics = task_metrics({"a": [{"correct": True, "answer": None}]}, ks=[1, 4])
     assert "pass@4" not in metrics and metrics["pass@1"] == 1.0
+
+
+def test_failed_samples_are_left_out_of_pass_and_maj_at_k():
+    # task a: a failed sample and a correct one -> n=1 healthy, c=1; counting the failure as wrong would give 0.5
+    failed = {"correct": False, "answer": None, "error": "RuntimeError: sandbox died"}
+    tasks = {"a": [failed, {"correct": True, "answer": "1", "error": None}]}
+    metrics = task_metrics(tasks, ks=[1])
+    assert metrics["pass@1"] == 1.0 and metrics["maj@1"] == 1.0 and metrics["n_tasks@1"] == 1
+
+
+def test_a_task_with_fewer_than_k_healthy_samples_is_left_out_of_that_k_and_counted():
+    failed = {"correct": False, "answer": None, "error": "step timeout after 5s"}
+    tasks = {
+        "a": [{"correct": True, "answer": "1"}, {"correct": False, "answer": "2"}],  # 2 healthy
+        "b": [failed, {"correct": False, "answer": "5"}],  # 1 healthy: in pass@1, not in pass@2
+    }
+    metrics = task_metrics(tasks, ks=[1, 2])
+    assert metrics["pass@1"] == pytest.approx((0.5 + 0.0) / 2) and metrics["n_tasks@1"] == 2
+    assert metrics["pass@2"] == 1.0 and metrics["n_tasks@2"] == 1  # task a alone: 1 - C(1,2)/C(2,2)
