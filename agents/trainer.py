@@ -142,6 +142,18 @@ class GRPOTrainer:
             self.envs[count] = envgym.VectorEnv([self.env_factory] * count, env_ids=[self.env_name] * count)
         return self.envs[count]
 
+    def _turn_limit(self) -> int | None:
+        """The most turns an episode can have: ``config.max_turns`` or the env's ``TimeLimit``, the lower one."""
+        from envgym.wrappers import TimeLimit
+
+        limits = [self.config.max_turns] if self.config.max_turns is not None else []
+        env = self._vector_env(self.config.num_generations).envs[0]
+        while env is not None:
+            if isinstance(env, TimeLimit):
+                limits.append(env.max_turns)
+            env = getattr(env, "env", None)
+        return min(limits, default=None)
+
     def _rollout(self, task_indices: list[int], round_: int = 0) -> list[list[Trajectory]]:
         from envgym.agents.policy import SamplingParams
         from envgym.agents.rollout import rollout
@@ -208,7 +220,8 @@ class GRPOTrainer:
                         totals["entropy"] += _entropy_sum(logits)
                 loss, stats = policy_loss(logprobs, old_logprobs[b], tensors["advantages"], tensors["mask"], config,
                                           num_sequences=num_sequences, num_tokens=num_tokens,
-                                          ref_logprobs=ref_logprobs[b], rollout_logprobs=tensors["rollout_logprobs"])
+                                          ref_logprobs=ref_logprobs[b], rollout_logprobs=tensors["rollout_logprobs"],
+                                          loss_constant=loss_constant)
                 loss.backward()
                 totals["loss"] += loss.item() / config.num_iterations
                 for key, value in stats.items():
@@ -225,7 +238,7 @@ class GRPOTrainer:
                 "entropy": totals["entropy"] / denominator, "policy_tokens": num_tokens,
                 "rollout_logprob_gap": totals["rollout_gap"] / denominator, "rollout_logprob_gap_max": gap_max,
                 "total_tokens": sum(len(t.prompt_ids) + len(t.completion_ids) for t, _, _ in rows),
-                "micro_batches": len(batches)}
+                "micro_batches": len(batches), "update_skipped": False}
 
     def _logprobs(self, model: Any, tensors: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Logprobs (B, W) of the target tokens, computed only where the loss mask is 1: the decoder runs over
@@ -447,8 +460,9 @@ def _decoder_and_head(model: Any) -> tuple[Any, Any] | None:
 
 
 def _reward_metrics(groups: list[list[Trajectory]], rollouts: list[list[Trajectory]]) -> dict[str, Any]:
-    """Rewards of every episode rolled out this step (kept and dropped groups alike, so the curve is honest)."""
-    episodes = [t for group in rollouts for t in group]
+    """Rewards of every episode rolled out this step (kept and dropped groups alike, so the curve is honest),
+    failed episodes left out: what they got is not a reward."""
+    episodes = [t for group in rollouts for t in group if not t.failed]
     if not episodes:
         return {}
     rewards = np.array([t.total_reward for t in episodes])
@@ -460,4 +474,15 @@ def _reward_metrics(groups: list[list[Trajectory]], rollouts: list[list[Trajecto
     for name in names:
         out[f"reward/{name}"] = float(np.mean([sum(turn.get(name, 0.0) for turn in t.turn_reward_components)
                                                for t in episodes]))
+    return out
+
+
+def _failure_metrics(rollouts: list[list[Trajectory]]) -> dict[str, Any]:
+    """How many episodes failed (env, verifier, sandbox or model request) and in how many groups, and a sample
+    of what went wrong; none of them was trained on."""
+    failed = [t for group in rollouts for t in group if t.failed]
+    out: dict[str, Any] = {"episodes_failed": len(failed),
+                           "groups_failed": sum(any(t.failed for t in group) for group in rollouts)}
+    if failed:
+        out["failure_example"] = failed[0].error
     return out

@@ -175,3 +175,46 @@ def test_a_second_iteration_moves_the_ratio_away_from_one():
     metrics = one_step(num_iterations=2)
     assert metrics["grad_norm"] > 0
     assert metrics["ratio_mean"] != pytest.approx(1.0, abs=1e-7)
+
+
+class OnePointTwoTurns(Env):
+    """Two turns and one reward point: on turn 1 when the first reply has an even length, else on turn 2.
+    Every episode's total is 1; only the per-turn rewards differ."""
+
+    def __init__(self):
+        self.tasks = ListTaskSource([Task(id="one-point", messages=[{"role": "user", "content": "Say something."}])])
+
+    def _reset(self, task, options):
+        self.first = None
+        return task.prompt(), {}
+
+    def _step(self, action):
+        if self.first is None:
+            self.first = float(len(action_text(action)) % 2 == 0)
+            return [{"role": "user", "content": "Again."}], self.first, False, False, {}
+        return [], 1.0 - self.first, True, False, {}
+
+
+@pytest.mark.parametrize("advantage", ["rebn", "turn_grpo"])
+def test_dynamic_sampling_keeps_groups_whose_per_turn_rewards_differ(advantage):
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=4, num_tasks_per_step=2, max_completion_length=4, advantage=advantage,
+                        dynamic_sampling=True, dynamic_sampling_max_rounds=0, max_steps=1, seed=0)
+    (metrics,) = GRPOTrainer(model, tokenizer, OnePointTwoTurns, config, device="cpu").train()
+    assert metrics["reward_std"] == 0.0  # equal totals: a total-reward filter would drop every group
+    assert metrics["groups"] == 2 and metrics["groups_dropped"] == 0
+    assert metrics["grad_norm"] > 0
+
+
+def test_dr_grpo_constant_is_the_episode_generation_budget_for_multi_turn_episodes():
+    # Three turns of at most 6 tokens: Dr. GRPO divides by sequences x 18, not by the per-turn limit 6. On the
+    # first pass (ratio 1) both aggregations sum the same token losses, so their losses differ only by the divisor.
+    constant, token_mean = (one_step(loss_type=loss_type, max_turns=3) for loss_type in ("constant", "token_mean"))
+    sequences = 8  # 2 groups x 4 episodes, each with policy tokens
+    assert abs(token_mean["loss"]) > 1e-6
+    assert constant["loss"] * sequences * 18 == pytest.approx(token_mean["loss"] * token_mean["policy_tokens"], rel=1e-5)
+
+
+def test_dr_grpo_constant_needs_a_turn_limit_for_multi_turn_episodes():
+    with pytest.raises(ValueError, match="max_turns"):
+        one_step(loss_type="constant")
