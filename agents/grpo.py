@@ -331,7 +331,7 @@ def gdpo_advantages(
                          for name in names]
         sums.append([sum(column) for column in zip(*per_component)] if per_component else [0.0] * len(totals))
     flat = [a for group in sums for a in group]
-    mean, std = _mean(flat), _std(flat)
+    mean, std = (_mean(flat) if flat else 0.0), _std(flat)
     return [[(a - mean) / (std + epsilon) for a in group] for group in sums]
 
 
