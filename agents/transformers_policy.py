@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from envgym.agents.models import DEFAULT_MODEL, resolve_model
+from envgym.agents.models import DEFAULT_MODEL, load_tokenizer, resolve_model
 from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams
 
 
@@ -27,13 +27,13 @@ class TransformersPolicy(LocalTokenPolicy):
     def __init__(self, model: Any = DEFAULT_MODEL, tokenizer: Any = None, *, device: str | None = None,
                  dtype: Any = None, name: str | None = None):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if isinstance(model, str):
             resolved = resolve_model(model)
             self.name = name or model
-            self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
+            self.tokenizer = tokenizer or load_tokenizer(model)
             if dtype is None:
                 dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
             model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype, **resolved.load_kwargs())

@@ -58,10 +58,48 @@ def test_message_level_rollout_returns_episodes_only(base_url):
     assert out.trajectories == [] and [e.num_turns for e in out.episodes] == [2, 2]
 
 
-def test_an_unreachable_server_fails_with_a_clear_error_after_retries():
-    policy = OpenAIPolicy(f"http://127.0.0.1:{free_port()}/v1", "tiny", max_retries=1, timeout=2)
-    with pytest.raises(OpenAIPolicyError, match="failed after 2 attempt"):
-        policy.chat([[{"role": "user", "content": "hi"}]], GREEDY)
+def test_the_samples_of_one_task_differ_at_temperature_1_and_one_seed_reproduces_them(base_url):
+    envs = envgym.make_vec("games/GuessNumber-v0", 4)
+    sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=11)
+
+    def answers() -> list[str]:
+        out = rollout(OpenAIPolicy(base_url, "tiny", max_concurrency=4), envs, task_indices=[0], group_size=4,
+                      max_turns=1, sampling=sampling)
+        return [episode.turns[0].action for episode in out.episodes]
+
+    first = answers()
+    assert len(set(first)) > 1, first
+    assert answers() == first
+
+
+def test_token_level_samples_of_one_batch_differ_and_one_seed_reproduces_them(base_url, local):
+    remote = OpenAIPolicy(base_url, "tiny", endpoint="completions", tokenizer=local.tokenizer, max_concurrency=4)
+    prompt = render_prompt(local.tokenizer, [{"role": "user", "content": "Say a number."}])
+    sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=5)
+    first = [g.token_ids for g in remote.generate([prompt] * 4, sampling)]
+    assert len({tuple(ids) for ids in first}) > 1, first
+    assert [g.token_ids for g in remote.generate([prompt] * 4, sampling)] == first
+
+
+def test_an_unreachable_server_fails_the_request_with_a_clear_error_after_retries():
+    policy = OpenAIPolicy(f"http://127.0.0.1:{free_port()}/v1/", "tiny", max_retries=1, timeout=2)
+    [generation] = policy.chat([[{"role": "user", "content": "hi"}]], GREEDY)
+    assert "failed after 2 attempts" in generation.error and "/v1/chat/completions" in generation.error
+    assert "//chat" not in generation.error
+
+
+def test_a_refused_request_is_not_retried_and_says_so(base_url):
+    policy = OpenAIPolicy(base_url, "tiny", extra_body={"stream": True})  # envgym's server refuses streaming: 400
+    [generation] = policy.chat([[{"role": "user", "content": "hi"}]], GREEDY)
+    assert "HTTP 400" in generation.error and "streaming" in generation.error
+    assert "attempt" not in generation.error and "//chat" not in generation.error
+
+
+def test_a_refused_request_fails_its_episode_not_the_rollout(base_url):
+    envs = envgym.make_vec("games/GuessNumber-v0", 2)
+    out = rollout(OpenAIPolicy(base_url, "tiny", extra_body={"stream": True}), envs, task_indices=[0, 1],
+                  max_turns=2, sampling=GREEDY)
+    assert all(episode.failed and "HTTP 400" in episode.error for episode in out.episodes)
 
 
 def test_completions_endpoint_needs_a_tokenizer():

@@ -6,7 +6,7 @@
     ...     ...                                               # POST f"{base_url}/chat/completions"
 
 The server is the project's own (``envgym.agents.server``): ``transformers serve`` needs extra packages
-and Hub access. It returns OpenAI fields plus vLLM-style ``token_ids``.
+and Hub access. It returns OpenAI fields plus, when asked with vLLM's ``return_token_ids``, the ``token_ids``.
 """
 
 from __future__ import annotations
