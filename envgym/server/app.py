@@ -6,10 +6,13 @@
     GET    /sessions/{id}                                              -> session facts (steps, idle time, worker pid)
     DELETE /sessions/{id}
     GET    /envs, GET /health, GET /openapi.json, GET /docs
+    /openenv/{env_id}/...        every env as an OpenEnv environment (WebSocket /ws, /reset, /schema...;
+                                 see envgym.server.openenv_app and docs/openenv.md)
 
 Session calls carry the session's token in ``X-Session-Token``. With ``token`` set, every call but
-``/health`` also needs ``Authorization: Bearer TOKEN``. Bodies over ``max_body_bytes`` are refused (413) before
-they are read. Errors are always JSON: ``{"error": code, "message": what was wrong and what to do}``.
+``/health`` (WebSocket handshakes included) also needs ``Authorization: Bearer TOKEN``. Bodies over
+``max_body_bytes`` are refused (413) before they are read. Errors are always JSON: ``{"error": code,
+"message": what was wrong and what to do}``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from envgym.server.fast_lane import FastLane, document, validation_error
+from envgym.server.openenv_app import OpenEnvRoutes
 from envgym.server.protocol import CreateSession, ErrorBody, ServerError, SessionCreated
 from envgym.server.sessions import SessionManager
 from envgym.server.workers import make_workers
@@ -84,7 +88,8 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         lifespan=lifespan,
         responses=_ERRORS,
     )
-    app.add_middleware(FastLane, sessions=lambda: holder["sessions"])
+    app.add_middleware(OpenEnvRoutes, sessions=lambda: holder["sessions"])  # /openenv/{env_id}/...
+    app.add_middleware(FastLane, sessions=lambda: holder["sessions"])  # outside OpenEnvRoutes: per-turn routes first
     app.add_middleware(Guard, token=settings.token, max_body_bytes=settings.max_body_bytes)  # outermost
 
     def openapi() -> dict[str, Any]:
@@ -165,21 +170,38 @@ class Guard:
         self.app, self.token, self.max_body_bytes = app, token, max_body_bytes
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            return await self._websocket(scope, receive, send)
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
         if self.token is not None and scope["path"] != "/health":
-            given = headers.get(b"authorization", b"")
-            if not given:
-                return await _send_error(send, 401, "unauthorized", "this server needs 'Authorization: Bearer TOKEN'")
-            if not hmac.compare_digest(given, b"Bearer " + self.token.encode()):
-                return await _send_error(send, 403, "forbidden", "the bearer token in the Authorization header is wrong")
+            refusal = self._refusal(headers)
+            if refusal is not None:
+                return await _send_error(send, *refusal)
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             return await _send_error(send, 413, "body_too_large", self._too_large(int(length)))
         if length is not None:
             return await self.app(scope, receive, send)
         return await self._limited(scope, receive, send)
+
+    def _refusal(self, headers: dict[bytes, bytes]) -> tuple[int, str, str] | None:
+        """(status, code, message) when the bearer token is missing or wrong; None when it is right."""
+        given = headers.get(b"authorization", b"")
+        if not given:
+            return 401, "unauthorized", "this server needs 'Authorization: Bearer TOKEN'"
+        if not hmac.compare_digest(given, b"Bearer " + (self.token or "").encode()):
+            return 403, "forbidden", "the bearer token in the Authorization header is wrong"
+        return None
+
+    async def _websocket(self, scope: dict, receive: Any, send: Any) -> None:
+        """A handshake without the right token is refused (HTTP 403) before any app code runs. Message sizes
+        are bounded by the server's ``ws_max_size`` (set to ``max_body_bytes``)."""
+        if self.token is not None and self._refusal(dict(scope["headers"])) is not None:
+            await receive()  # the websocket.connect event
+            return await send({"type": "websocket.close", "code": 1008})
+        await self.app(scope, receive, send)
 
     async def _limited(self, scope: dict, receive: Any, send: Any) -> None:
         """A body without Content-Length is counted as it arrives."""

@@ -47,5 +47,6 @@ def run_server(settings: "ServerSettings", log_level: str = "warning") -> None: 
             await super().startup(sockets=sockets)
             print(f"{READY_LINE} {url} (pid {os.getpid()})", flush=True)
 
-    config = uvicorn.Config(create_app(settings), log_level=log_level, backlog=2048, timeout_keep_alive=75)
+    config = uvicorn.Config(create_app(settings), log_level=log_level, backlog=2048, timeout_keep_alive=75,
+                            ws_max_size=settings.max_body_bytes)
     Server(config).run(sockets=[sock])

@@ -22,6 +22,7 @@ from envgym.server.protocol import SESSION_TOKEN_HEADER, ServerError
 from envgym.server.workers import Placement, ProcessWorkers, ThreadWorkers, WorkerLost
 
 log = logging.getLogger("envgym.server")
+_OPS = {"envgym": ("reset", "step"), "openenv": ("openenv.reset", "openenv.step")}  # wire -> worker ops
 _REMEMBERED = 10_000  # closed session ids and create request ids kept for clear answers to late calls
 
 
@@ -56,7 +57,7 @@ class SessionManager:
 
     async def create(self, env_id: str, kwargs: dict[str, Any], request_id: str | None) -> Session:
         """Open a session (the same ``request_id`` twice returns the first session)."""
-        _check_env_id(env_id)
+        env_spec(env_id)
         if request_id is not None and request_id in self._created_by_request:
             existing = self.sessions.get(self._created_by_request[request_id])
             if existing is not None:
@@ -108,11 +109,14 @@ class SessionManager:
             )
         return session
 
-    async def reset(self, session: Session, seed: int | None, options: dict[str, Any] | None, request_id: str | None) -> bytes:
-        return await self._call(session, "reset", (seed, options), request_id)
+    async def reset(self, session: Session, seed: int | None, options: dict[str, Any] | None, request_id: str | None,
+                    wire: str = "envgym") -> bytes:
+        """Start an episode; the answer is JSON in the ``wire`` protocol (``envgym`` or ``openenv``)."""
+        return await self._call(session, _OPS[wire][0], (seed, options), request_id)
 
-    async def step(self, session: Session, action: Any, request_id: str | None) -> bytes:
-        return await self._call(session, "step", action, request_id)
+    async def step(self, session: Session, action: Any, request_id: str | None, wire: str = "envgym") -> bytes:
+        """Play one turn; the answer is JSON in the ``wire`` protocol (``envgym`` or ``openenv``)."""
+        return await self._call(session, _OPS[wire][1], action, request_id)
 
     async def close(self, session: Session, reason: str) -> None:
         """Close a session and free its capacity (waits for a call in flight to finish)."""
@@ -162,7 +166,7 @@ class SessionManager:
                 answer = error
             finally:
                 session.last_used = time.monotonic()
-            session.steps += op == "step"
+            session.steps += op.endswith("step")
             session.last_request_id, session.last_answer = request_id, answer
             return _answer(answer)
 
@@ -195,12 +199,13 @@ def _remember(store: collections.OrderedDict, key: str, value: str) -> None:
         store.popitem(last=False)
 
 
-def _check_env_id(env_id: str) -> None:
-    """Unknown ids fail here, in the server process, before any worker is involved."""
+def env_spec(env_id: str) -> Any:
+    """The registered spec of ``env_id``. Unknown ids fail here, in the server process, before any worker is
+    involved (``unknown_env``)."""
     import envgym
 
     try:
-        envgym.spec(env_id)
+        return envgym.spec(env_id)
     except envgym.UnknownEnv as error:
         raise ServerError("unknown_env", f"{error} GET /envs lists the envs this server can run.") from None
     except ValueError as error:

@@ -26,6 +26,7 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from envgym.server.openenv_protocol import encode_openenv_reset, encode_openenv_step
 from envgym.server.protocol import ENV_EXCEPTION_CODES, ServerError, encode_reset, encode_step
 
 log = logging.getLogger("envgym.server")
@@ -51,16 +52,22 @@ def execute(envs: dict[str, Any], op: str, session_id: str, payload: Any) -> tup
                 env.close()
             return "ok", b""
         env = envs[session_id]
-        if op == "reset":
+        if op in _RESET_ENCODERS:
             seed, options = payload
-            return "ok", encode_reset(env.reset(seed=seed, options=_decode_options(options)))
-        return "ok", encode_step(env.step(payload))
+            return "ok", _RESET_ENCODERS[op](env.reset(seed=seed, options=_decode_options(options)))
+        return "ok", _STEP_ENCODERS[op](env.step(payload))
     except Exception as error:  # an env may fail in any way; the session reports it and stays usable
         code = ENV_EXCEPTION_CODES.get(type(error).__name__)
         if code is None:
             log.warning("env call %s on session %s failed:\n%s", op, session_id, traceback.format_exc())
             code = "env_error"
         return "error", (code, f"{type(error).__name__}: {error}")
+
+
+# op -> encoder of its result. The same env call answers either wire protocol; the worker encodes the answer
+# in the one the request came in (envgym's session API or OpenEnv's), so the server only forwards bytes.
+_RESET_ENCODERS = {"reset": encode_reset, "openenv.reset": encode_openenv_reset}
+_STEP_ENCODERS = {"step": encode_step, "openenv.step": encode_openenv_step}
 
 
 def _create(envs: dict[str, Any], session_id: str, env_id: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
