@@ -22,7 +22,14 @@ def eval_command(
     model: str = typer.Option(None, "--model", help="Local path, HF id, or the default SmolLM2-135M-Instruct; "
                               "with --base-url, the served model's name."),
     base_url: str = typer.Option(None, "--base-url", help="Evaluate through an OpenAI-compatible server instead."),
+    endpoint: str = typer.Option("chat", help="With --base-url: chat (the server applies its chat template) or "
+                                 "completions (token level: token ids in and out through --tokenizer)."),
+    tokenizer: str = typer.Option(None, help="Tokenizer for --endpoint completions (default: --model)."),
     backend: str = typer.Option("transformers", help="transformers | vllm (ignored with --base-url)."),
+    dtype: str = typer.Option(None, help="Weights dtype: float32 | bfloat16 | float16 | auto (default: float32 "
+                              "on CPU, the engine's choice on GPU)."),
+    enforce_eager: bool = typer.Option(False, "--enforce-eager", help="vllm: no CUDA graphs or compilation."),
+    max_model_len: int = typer.Option(None, help="vllm: longest sequence (prompt + completion) the engine plans for."),
     n: int = typer.Option(None, "--n", help="Samples per task (overrides the suite)."),
     n_tasks: int = typer.Option(None, "--n-tasks", help="Tasks per env (overrides the suite)."),
     k: str = typer.Option(None, "--k", help="Comma-separated ks for pass@k and maj@k, e.g. 1,4,8."),
@@ -32,13 +39,15 @@ def eval_command(
     batch_size: int = typer.Option(32, help="Episodes generated together."),
     seed: int = typer.Option(0, help="Seed of envs and sampling."),
     out: Path = typer.Option(Path("runs/eval"), "--out", help="Output folder."),
-    resume: bool = typer.Option(True, help="Reuse finished tasks found in OUT/samples.jsonl."),
+    resume: bool = typer.Option(True, help="Reuse finished tasks found in OUT/samples.jsonl (only when made with "
+                                "the same model, settings and seed); --no-resume discards them."),
     device: str = typer.Option(None, help="torch device for the transformers backend."),
 ) -> None:
     """Evaluate a model on envs or a suite; writes OUT/results.json, samples.jsonl, report.md and report.html."""
     if ctx.invoked_subcommand is not None:
         return
     from rich.console import Console
+    from rich.markup import escape  # messages hold brackets ("envgym[vllm]", stop lists) that are not markup
 
     console = Console(width=max(Console().width, 190))  # the metrics table is wide; never squeeze it
     overrides = {key: value for key, value in dict(n=n, n_tasks=n_tasks, max_new_tokens=max_new_tokens,
@@ -50,12 +59,24 @@ def eval_command(
     try:
         configs, settings = _configs(env, suite, overrides)
     except (ValueError, FileNotFoundError, envgym.UnknownEnv) as error:
-        console.print(f"[red]{error}[/red]")
+        console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     model = model or settings.get("model") or "HuggingFaceTB/SmolLM2-135M-Instruct"
     console.print(f"[bold]envgym eval[/bold]: {model} on {len(configs)} env(s) -> {out}")
-    policy = make_policy(model, base_url=base_url, backend=backend, device=device)
-    results = _run(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume, model=model, console=console)
+    from envgym.agents.eval_resume import ResumeMismatch
+
+    try:
+        policy = make_policy(model, base_url=base_url, backend=backend, device=device, endpoint=endpoint,
+                             tokenizer=tokenizer, dtype=dtype, enforce_eager=enforce_eager, max_model_len=max_model_len)
+    except ImportError as error:  # an optional engine that is not installed: say which extra brings it
+        console.print(f"[red]{escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
+    try:
+        results = _run(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume, model=model,
+                       console=console)
+    except ResumeMismatch as error:
+        console.print(f"[red]{escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
 
     from envgym.agents.report import table_rows, write_reports
 
@@ -83,21 +104,57 @@ def compare_command(
     _print_table(Console(), header, rows)
 
 
-def make_policy(model: str, *, base_url: str | None = None, backend: str = "transformers", device: str | None = None) -> Any:
-    """The policy for a model name: OpenAI-compatible server, in-process vLLM, or transformers."""
+DTYPES = ("float32", "bfloat16", "float16", "auto")
+
+
+def make_policy(model: str, *, base_url: str | None = None, backend: str = "transformers", device: str | None = None,
+                endpoint: str = "chat", tokenizer: str | None = None, dtype: str | None = None,
+                enforce_eager: bool = False, max_model_len: int | None = None) -> Any:
+    """The policy for a model name: OpenAI-compatible server (chat or token-level completions), in-process
+    vLLM (with its engine options), or transformers. An option the chosen policy would ignore is refused."""
+    engine = "server" if base_url else backend
+    _check_policy_options(engine, endpoint=endpoint, tokenizer=tokenizer, dtype=dtype,
+                          vllm_only=enforce_eager or max_model_len is not None)
     if base_url:
         from envgym.agents.openai_policy import OpenAIPolicy
 
-        return OpenAIPolicy(base_url, model)
+        return OpenAIPolicy(base_url, model, endpoint=endpoint,
+                            tokenizer=(tokenizer or model) if endpoint == "completions" else None)
     if backend == "vllm":
         from envgym.agents.vllm_policy import VLLMPolicy
 
-        return VLLMPolicy(model)
-    if backend != "transformers":
-        raise typer.BadParameter(f"unknown backend {backend!r}; choose transformers or vllm (or give --base-url)")
+        return VLLMPolicy(model, **vllm_engine_kwargs(dtype=dtype, enforce_eager=enforce_eager,
+                                                      max_model_len=max_model_len))
+    import torch
+
     from envgym.agents.transformers_policy import TransformersPolicy
 
-    return TransformersPolicy(model, device=device)
+    return TransformersPolicy(model, device=device, dtype=None if dtype in (None, "auto") else getattr(torch, dtype))
+
+
+def _check_policy_options(engine: str, *, endpoint: str, tokenizer: str | None, dtype: str | None,
+                          vllm_only: bool) -> None:
+    """Refuse options that the chosen policy (``server``, ``vllm`` or ``transformers``) would silently ignore."""
+    if engine not in ("server", "vllm", "transformers"):
+        raise typer.BadParameter(f"unknown backend {engine!r}; choose transformers or vllm (or give --base-url)")
+    if endpoint not in ("chat", "completions"):
+        raise typer.BadParameter(f"unknown endpoint {endpoint!r}; choose chat or completions")
+    if dtype is not None and dtype not in DTYPES:
+        raise typer.BadParameter(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    if engine != "server" and (endpoint != "chat" or tokenizer is not None):
+        raise typer.BadParameter("--endpoint and --tokenizer choose how to talk to a server: give --base-url")
+    if endpoint == "chat" and tokenizer is not None:
+        raise typer.BadParameter("--tokenizer is for --endpoint completions (the chat endpoint uses the server's)")
+    if engine == "server" and dtype is not None:
+        raise typer.BadParameter("--dtype is the server's choice when evaluating through --base-url")
+    if engine != "vllm" and vllm_only:
+        raise typer.BadParameter("--enforce-eager and --max-model-len are vLLM engine options: use --backend vllm")
+
+
+def vllm_engine_kwargs(*, dtype: str | None, enforce_eager: bool, max_model_len: int | None) -> dict[str, Any]:
+    """``vllm.LLM`` keyword arguments for the eval options that were given (the rest keep VLLMPolicy's defaults)."""
+    options: dict[str, Any] = {"dtype": dtype, "enforce_eager": enforce_eager or None, "max_model_len": max_model_len}
+    return {key: value for key, value in options.items() if value is not None}
 
 
 def _configs(env: str | None, suite: Path | None, overrides: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:

@@ -3,7 +3,10 @@
 Each env is played in GRPO-style groups (the n samples of a task are one group), batched ``batch_size``
 episodes at a time through :func:`~envgym.agents.rollout.rollout`. Every finished sample is appended to
 ``samples.jsonl`` at once, so an interrupted run resumes where it stopped: tasks whose n samples are all
-on file are not played again.
+on file are not played again, provided they were made with the same setup (model, policy settings, seed,
+sampling and env settings: :mod:`envgym.agents.eval_resume`); samples of another setup are refused, never
+reused. Each batch is seeded from the run's seed and its first task, so a resumed run draws what the
+uninterrupted run would have (same batch size).
 
 A sample is *correct* when a turn's ``info["correct"]`` says so; envs that never report ``correct`` count
 a positive total reward as correct. The answer that votes in maj@k is the last ``info["answer"]`` seen.
@@ -28,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import envgym
+from envgym.agents.eval_resume import check_resumable, sample_setup
 from envgym.agents.metrics import mean, task_metrics
-from envgym.agents.policy import Policy, SamplingParams
+from envgym.agents.policy import Policy, SamplingParams, request_seed
 from envgym.agents.rollout import rollout
 
 SAMPLES_FILE = "samples.jsonl"
@@ -155,10 +159,14 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate ``policy`` on every env of ``configs``; writes and returns ``results.json``'s content.
 
-    on_progress: called with (env id, samples done, samples in all) as episodes finish."""
+    on_progress: called with (env id, samples done, samples in all) as episodes finish.
+    Raises :class:`~envgym.agents.eval_resume.ResumeMismatch` when resuming into samples of another setup."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     samples_path = out / SAMPLES_FILE
+    setups = {c.id: sample_setup(policy, c, model_name=model_name, seed=seed) for c in configs}
+    if resume:
+        check_resumable(samples_path, setups)
     done = _load_done(samples_path, {c.id: c.n for c in configs}) if resume else {}
     with samples_path.open("w", encoding="utf-8") as handle:  # keep only complete tasks from a previous run
         for records in done.values():
@@ -179,12 +187,13 @@ def evaluate(
             tasks = todo[start:start + groups_per_batch]
             envs = envgym.make_vec(config.id, len(tasks) * config.n, **config.kwargs)
             try:
-                result = rollout(policy, envs, sampling=config.sampling(seed + start), group_size=config.n,
+                sampling = config.sampling(request_seed(seed, tasks[0]))
+                result = rollout(policy, envs, sampling=sampling, group_size=config.n,
                                  task_indices=tasks, seed=seed, max_turns=config.max_turns,
                                  max_episode_tokens=config.max_episode_tokens, template_tools=config.template_tools)
             finally:
                 envs.close()
-            new = [sample_record(e) for e in result.episodes]
+            new = [{**sample_record(e), "setup": setups[config.id]} for e in result.episodes]
             with samples_path.open("a", encoding="utf-8") as handle:
                 for record in new:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")

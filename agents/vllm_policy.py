@@ -2,6 +2,17 @@
 
 Token level: prompts go in as token ids and the sampled ids and their logprobs come back, so rollouts
 through vLLM yield training trajectories exactly like ``TransformersPolicy``.
+
+What envgym sets on top of vLLM's defaults (any of them can be overridden through ``engine_kwargs``):
+
+- ``logprobs_mode="processed_logprobs"``: vLLM reports raw (temperature 1) logprobs by default; the trainer
+  needs those of the distribution tokens were drawn from (temperature, then top-p/top-k), as TRL does.
+- ``dtype="float32"`` on machines without CUDA: vLLM's ``auto`` picks bfloat16, about 4x slower than float32
+  on CPUs without native bf16 (AVX2-only), and further from the trainer's float32 logprobs.
+- one ``vllm.SamplingParams`` per request, each with its own seed (:func:`~envgym.agents.policy.request_seed`):
+  vLLM seeds each request on its own, so one seed for all would make the samples of a task identical.
+  Explicit parameters also keep the model's ``generation_config`` sampling defaults out (vLLM applies those
+  only to requests sent without parameters).
 """
 
 from __future__ import annotations
@@ -9,11 +20,17 @@ from __future__ import annotations
 from typing import Any
 
 from envgym.agents.models import DEFAULT_MODEL, resolve_model
-from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams
+from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, request_seed
+
+
+# Engine options that change what is sampled or reported (not only speed or memory): envgym eval keys on them.
+SAMPLE_SHAPING_OPTIONS = ("dtype", "quantization", "kv_cache_dtype", "max_model_len", "revision", "tokenizer",
+                          "logprobs_mode", "seed")
 
 
 class VLLMPolicy(LocalTokenPolicy):
-    """A vLLM engine as a token-level policy. ``engine_kwargs`` go to ``vllm.LLM`` (e.g. ``gpu_memory_utilization``)."""
+    """A vLLM engine as a token-level policy. ``engine_kwargs`` go to ``vllm.LLM`` (e.g. ``dtype``,
+    ``enforce_eager``, ``max_model_len``, ``gpu_memory_utilization``) over the defaults of :func:`engine_options`."""
 
     def __init__(self, model: str = DEFAULT_MODEL, *, name: str | None = None, **engine_kwargs: Any):
         try:
@@ -23,7 +40,11 @@ class VLLMPolicy(LocalTokenPolicy):
         resolved = resolve_model(model)
         path = resolved.path if resolved.gguf_file is None else f"{resolved.path}/{resolved.gguf_file}"
         self.name = name or model
-        self.llm = vllm.LLM(model=path, **engine_kwargs)
+        options = engine_options(path, **engine_kwargs)
+        self.settings = {"engine": "vllm", "model": self.name,
+                         **{k: options[k] for k in SAMPLE_SHAPING_OPTIONS if k in options}}
+        """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
+        self.llm = vllm.LLM(**options)
         self.tokenizer = self.llm.get_tokenizer()
         self.eos_ids = [self.tokenizer.eos_token_id]
         self._vllm = vllm
@@ -31,9 +52,7 @@ class VLLMPolicy(LocalTokenPolicy):
     def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Generation]:
         from vllm.inputs import TokensPrompt
 
-        sampling = self._vllm.SamplingParams(
-            max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
-            stop=list(params.stop) or None, include_stop_str_in_output=True, seed=params.seed, logprobs=0)
+        sampling = [self._vllm.SamplingParams(**options) for options in request_sampling(params, len(prompts))]
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False)
         results = []
         for output in outputs:
@@ -43,3 +62,19 @@ class VLLMPolicy(LocalTokenPolicy):
             reason = "length" if completion.finish_reason == "length" else "stop"
             results.append(Generation(completion.text, ids, logprobs or [0.0] * len(ids), reason))
         return results
+
+
+def engine_options(model_path: str, **engine_kwargs: Any) -> dict[str, Any]:
+    """The keyword arguments of ``vllm.LLM``: ``engine_kwargs`` over envgym's defaults (module docstring)."""
+    import torch
+
+    defaults = {"logprobs_mode": "processed_logprobs", "dtype": "auto" if torch.cuda.is_available() else "float32"}
+    return {**defaults, **engine_kwargs, "model": model_path}
+
+
+def request_sampling(params: SamplingParams, count: int) -> list[dict[str, Any]]:
+    """The keyword arguments of ``vllm.SamplingParams`` for each of ``count`` requests: the same settings,
+    each request's own seed, the stop sequence kept (the tokens were sampled), the sampled token's logprob."""
+    shared = dict(max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
+                  stop=list(params.stop) or None, include_stop_str_in_output=True, logprobs=0)
+    return [{**shared, "seed": request_seed(params.seed, index)} for index in range(count)]

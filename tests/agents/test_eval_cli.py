@@ -71,3 +71,54 @@ def test_compare_reports_the_difference_of_two_runs(run_dir):
 def test_unknown_env_ids_are_refused_with_a_hint():
     result = CliRunner().invoke(app, ["eval", "--env", "games/GuessNumbr-v0", "--model", tiny_model_path()])
     assert result.exit_code == 2 and "GuessNumber" in result.output
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    from helpers.openai_server import openai_server
+
+    with openai_server(tiny_model_path()) as url:
+        yield url
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_eval_through_a_server_reports_real_token_counts(server_url, endpoint, tmp_path):
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--n", "2", "--n-tasks", "1",
+                                      "--max-new-tokens", "4", "--base-url", server_url, "--endpoint", endpoint,
+                                      "--model", tiny_model_path(), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "results.json").read_text())["envs"]["math/Arithmetic-v0"]
+    assert 0 < summary["avg_tokens"] <= 4 and summary["n_failed"] == 0
+    setup = json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])["setup"]
+    assert setup["policy"]["endpoint"] == endpoint
+
+
+@pytest.mark.parametrize("options, complaint", [
+    (["--enforce-eager"], "use --backend vllm"),
+    (["--max-model-len", "512"], "use --backend vllm"),
+    (["--endpoint", "completions"], "give --base-url"),
+    (["--dtype", "float64"], "choose one of float32"),
+])
+def test_an_option_the_chosen_policy_would_ignore_is_refused(options, complaint):
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--model", tiny_model_path()] + options)
+    assert result.exit_code == 2 and complaint in result.output, result.output
+
+
+def test_vllm_engine_options_carry_only_what_was_given():
+    from envgym.agents.cli import vllm_engine_kwargs
+
+    assert vllm_engine_kwargs(dtype=None, enforce_eager=False, max_model_len=None) == {}
+    assert vllm_engine_kwargs(dtype="float32", enforce_eager=True, max_model_len=512) == {
+        "dtype": "float32", "enforce_eager": True, "max_model_len": 512}
+
+
+def test_the_vllm_backend_without_vllm_says_how_to_install_it():
+    pytest.importorskip("torch")
+    try:
+        import vllm  # noqa: F401
+        pytest.skip("vLLM is installed here")
+    except ImportError:
+        pass
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--backend", "vllm", "--dtype", "float32",
+                                      "--model", tiny_model_path()])
+    assert result.exit_code == 2 and "envgym[vllm]" in result.output, result.output
