@@ -76,7 +76,7 @@ def _overhead_us(steps: int) -> dict[str, float]:
 def _vector_steps_per_second(env_id: str, mode: str, num_envs: int, action: str, seconds: float) -> dict[str, float]:
     import envgym
 
-    vector = envgym.make_vec(env_id, num_envs, mode=mode, autoreset=True)
+    vector = envgym.make_vec(env_id, num_envs, mode=mode, autoreset_mode="same_step")
     try:
         vector.reset(seed=0)
         actions = [action] * num_envs

@@ -9,6 +9,7 @@ many actors a vector env uses by default.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ import ray
 
 from envgym.core import Action, Message
 from envgym.episode import Episode
-from envgym.vector import Call, EnvFactory, _execute
+from envgym.vector_backends import Call, EnvFactory, Replaced, _run_call, error_result, timeout_message
 
 Policy = Callable[[list[Message]], Action]
 _ACTOR_OPTIONS = {"num_cpus": 0, "scheduling_strategy": "SPREAD"}
@@ -29,57 +30,110 @@ def _connect() -> None:
 
 @ray.remote
 class EnvActor:
-    """Hosts a shard of a vector env's envs (by index) and runs batched calls on them."""
+    """Hosts a shard of a vector env's envs (by index) and runs calls on them.
 
-    def __init__(self, env_fns: Mapping[int, EnvFactory], autoreset: bool):
-        self.envs = {i: fn() for i, fn in env_fns.items()}
-        self.autoreset = autoreset
+    ``eager``: build the envs now (the first start, so construction errors surface in ``make_vec``);
+    otherwise each env is built on its first call (a restart, where a failing factory fails only that env)."""
+
+    def __init__(self, env_fns: Mapping[int, EnvFactory], eager: bool = True):
+        self.env_fns = dict(env_fns)
+        self.envs = {i: fn() for i, fn in self.env_fns.items()} if eager else dict.fromkeys(self.env_fns)
 
     def pid(self) -> int:
         return os.getpid()
 
     def run(self, calls: Mapping[int, Call]) -> dict[int, tuple]:
-        return {i: _execute(self.envs[i], method, args, self.autoreset) for i, (method, args) in calls.items()}
+        return {i: _run_call(self.envs, self.env_fns, i, call) for i, call in calls.items()}
 
     def close(self) -> None:
         for env in self.envs.values():
-            env.close()
+            if env is not None:
+                env.close()
 
 
 class RayBackend:
     """The ``ray`` vector-env backend: envs sharded over ``max_workers`` actors (default: cluster CPUs).
 
-    An actor that dies takes only its envs down: they report ``info["error"]`` and the others go on."""
+    An actor that dies takes only its envs down: they report ``info["error"]``, the actor is restarted with
+    fresh envs, and the others go on. With ``step_timeout`` each env's call is its own actor task, so the
+    parent sees which call overran: that actor is killed and restarted, and its other envs called in the
+    same batch and not yet answered report ``"env lost: ..."`` (as in the process backend)."""
 
-    def __init__(self, env_fns: Sequence[EnvFactory], autoreset: bool, max_workers: int | None = None):
+    def __init__(self, env_fns: Sequence[EnvFactory], step_timeout: float | None = None, max_workers: int | None = None):
         _connect()
         cpus = int(ray.cluster_resources().get("CPU", 1))
         num_actors = max(1, min(len(env_fns), max_workers or cpus))
+        self.step_timeout = step_timeout
         self._owner = {i: i % num_actors for i in range(len(env_fns))}
-        self.actors = [
-            EnvActor.options(**_ACTOR_OPTIONS).remote({i: fn for i, fn in enumerate(env_fns) if self._owner[i] == a}, autoreset)
-            for a in range(num_actors)
-        ]
+        self._shards = [{i: fn for i, fn in enumerate(env_fns) if self._owner[i] == a} for a in range(num_actors)]
+        self.actors = [EnvActor.options(**_ACTOR_OPTIONS).remote(shard) for shard in self._shards]
+        self._starting: dict[int, Any] = {}  # restarted actor -> its pid() call, awaited before its next calls
         try:
             ray.get([actor.pid.remote() for actor in self.actors])  # surfaces env construction errors here
         except ray.exceptions.RayError as error:
             self.close()
             raise RuntimeError(f"a Ray env actor could not build its envs: {error}") from None
 
-    def run(self, calls: Mapping[int, Call]) -> dict[int, tuple]:
+    def run(self, calls: Mapping[int, Call]) -> tuple[dict[int, tuple], Replaced]:
         shards: dict[int, dict[int, Call]] = {}
         for i, call in calls.items():
             shards.setdefault(self._owner[i], {})[i] = call
-        pending = {actor: self.actors[actor].run.remote(shard) for actor, shard in shards.items()}
+        for actor in shards.keys() & self._starting.keys():
+            try:  # a restart's start-up must not count against the first call's timeout
+                ray.get(self._starting.pop(actor))
+            except ray.exceptions.RayError:
+                pass  # the calls below find the actor dead and report it
         results: dict[int, tuple] = {}
-        for actor, ref in pending.items():
-            try:
-                results.update(ray.get(ref))
-            except ray.exceptions.RayError as error:  # the actor died: its envs report it, the others go on
-                info = {"error": f"Ray env actor died: {type(error).__name__}: {str(error).splitlines()[0]}"}
-                for i, (method, _) in shards[actor].items():
-                    results[i] = ([], info) if method == "reset" else ([], 0.0, False, True, dict(info))
-        return results
+        replaced: Replaced = {}
+        if self.step_timeout is None:
+            pending = {actor: self.actors[actor].run.remote(shard) for actor, shard in shards.items()}
+            for actor, ref in pending.items():
+                try:
+                    results.update(ray.get(ref))
+                except ray.exceptions.RayError as error:
+                    self._restart(actor, shards[actor], _died(error), results, replaced)
+            return results, replaced
+        # One task per call, queued in order on its actor: a call starts when the one before it is answered.
+        queues = {actor: [(i, self.actors[actor].run.remote({i: call})) for i, call in shard.items()]
+                  for actor, shard in shards.items()}
+        deadlines = dict.fromkeys(queues, time.monotonic() + self.step_timeout)
+        while queues:
+            heads = {queue[0][1]: actor for actor, queue in queues.items()}
+            wait = max(0.0, min(deadlines.values()) - time.monotonic())
+            ready, _ = ray.wait(list(heads), num_returns=1, timeout=wait)
+            for ref in ready:
+                actor = heads[ref]
+                try:
+                    results.update(ray.get(ref))
+                except ray.exceptions.RayError as error:
+                    self._restart(actor, shards[actor], _died(error), results, replaced)
+                    del queues[actor], deadlines[actor]
+                    continue
+                queues[actor].pop(0)
+                deadlines[actor] = time.monotonic() + self.step_timeout
+                if not queues[actor]:
+                    del queues[actor], deadlines[actor]
+            now = time.monotonic()
+            for actor in [a for a, deadline in deadlines.items() if deadline <= now]:
+                hung = queues[actor][0][0]
+                method = shards[actor][hung][0]
+                why = timeout_message(method, self.step_timeout)
+                results[hung], replaced[hung] = error_result(method, why), why
+                lost = f"env lost: its Ray actor was restarted because env {hung} hung ({why})"
+                self._restart(actor, shards[actor], lost, results, replaced)
+                del queues[actor], deadlines[actor]
+        return results, replaced
+
+    def _restart(self, actor: int, calls: Mapping[int, Call], why: str, results: dict[int, tuple],
+                 replaced: Replaced) -> None:
+        """Replace actor ``actor`` with a fresh one; its unanswered calls report ``why``, its envs are replaced."""
+        for i, (method, _) in calls.items():
+            results.setdefault(i, error_result(method, why))
+        for i in self._shards[actor]:
+            replaced.setdefault(i, why)
+        ray.kill(self.actors[actor])
+        self.actors[actor] = EnvActor.options(**_ACTOR_OPTIONS).remote(self._shards[actor], eager=False)
+        self._starting[actor] = self.actors[actor].pid.remote()
 
     def close(self) -> None:
         for actor in self.actors:
@@ -89,6 +143,10 @@ class RayBackend:
                 pass
             ray.kill(actor)
         self.actors = []
+
+
+def _died(error: Exception) -> str:
+    return f"env lost: its Ray env actor died ({type(error).__name__}: {str(error).splitlines()[0]})"
 
 
 def play_episode(env: Any, policy: Policy, *, env_id: str | None = None, seed: int | None = None,

@@ -11,6 +11,7 @@ ray = pytest.importorskip("ray")
 
 import envgym  # noqa: E402
 from envgym.server.ray_backend import play_episode, ray_rollouts  # noqa: E402
+from envgym.vector import VectorEnv  # noqa: E402
 
 GUESS = "games/GuessNumber-v0"
 
@@ -44,7 +45,7 @@ def bisect():
 
 def test_make_vec_on_ray_actors_matches_the_sync_backend():
     actions = [f"<guess>{g}</guess>" for g in (50, 25, 75, 60)]
-    with envgym.make_vec(GUESS, 4, mode="ray", autoreset=True) as on_ray, envgym.make_vec(GUESS, 4, autoreset=True) as local:
+    with envgym.make_vec(GUESS, 4, mode="ray", autoreset_mode="same_step") as on_ray, envgym.make_vec(GUESS, 4, autoreset_mode="same_step") as local:
         assert on_ray.reset(seed=3) == local.reset(seed=3)
         for action in actions * 3:
             assert on_ray.step([action, None, action, action]) == local.step([action, None, action, action])
@@ -62,6 +63,49 @@ def test_a_killed_actor_fails_only_its_envs():
             assert cut and "Ray env actor died" in info["error"]
         else:
             assert not cut and info["turn"] == 1
+
+
+@pytest.fixture
+def sleepy():
+    """An env whose action "hang" sleeps for an hour (defined here, so it is pickled to the actors by value)."""
+    import time
+
+    from envgym import Env
+
+    class Sleepy(Env):
+        def _reset(self, task, options):
+            self.turns = 0
+            return [{"role": "user", "content": "go"}], {}
+
+        def _step(self, action):
+            if action == "hang":
+                time.sleep(3600)
+            self.turns += 1
+            return [{"role": "user", "content": "ok"}], 0.5, False, False, {"turn": self.turns}
+
+    return Sleepy
+
+
+@pytest.mark.timeout(120)
+def test_a_hung_env_on_an_actor_times_out_and_the_others_go_on(sleepy):
+    with VectorEnv([sleepy] * 3, mode="ray", step_timeout=1.0, max_workers=2) as vector:  # env 1 alone on actor 1
+        vector.reset(seed=0)
+        _, rewards, _, truncated, infos = vector.step(["a", "hang", "a"])
+        assert infos[1]["error"] == "step timeout after 1s" and truncated[1] and rewards[1] == 0.0
+        assert [infos[0]["turn"], infos[2]["turn"]] == [1, 1]
+        vector.step(["a", "a", "a"])  # next_step autoreset of env 1, on the restarted actor
+        _, _, _, _, infos = vector.step(["a", "a", "a"])
+        assert [info["turn"] for info in infos] == [3, 1, 3]
+
+
+@pytest.mark.timeout(120)
+def test_the_actor_mates_of_a_hung_env_report_their_lost_episodes(sleepy):
+    with VectorEnv([sleepy] * 3, mode="ray", step_timeout=1.0, max_workers=1) as vector:
+        vector.reset(seed=0)
+        _, _, _, truncated, infos = vector.step(["a", "hang", "a"])  # env 0 answers before env 1 hangs
+        assert infos[1]["error"] == "step timeout after 1s"
+        for i in (0, 2):
+            assert infos[i]["error"].startswith("env lost: its Ray actor was restarted because env 1 hung") and truncated[i]
 
 
 def test_rollouts_fan_out_over_actors_and_come_back_in_order(bisect):
