@@ -17,85 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Sequence
 
-from envgym.verifiers.math_normalize import MAX_ANSWER_CHARS, fast_compare, find_braced, normalize, too_large
+from envgym.verifiers.math_extract import ANSWER_FORMATS, LENIENT_FORMATS, FormatSpec, extract_answer
+from envgym.verifiers.math_normalize import MAX_ANSWER_CHARS, normalize, too_large
+from envgym.verifiers.math_structure import fast_compare
 
-__all__ = ["Grade", "equivalent", "extract_answer", "grade", "normalize", "compare", "clear_cache", "warm_up", "ANSWER_FORMATS"]
-
-ANSWER_FORMATS = ("boxed", "gsm8k", "answer_is")
-"""The formats ``extract_answer`` looks for, in order; ``"last_number"`` is also available as a fallback."""
-
-_BOXED = re.compile(r"\\(?:boxed|fbox)\s*(\{)?")
-_GSM8K = re.compile(r"####\s*(?P<answer>[^\n]+)")
-_ANSWER_IS = re.compile(
-    r"(?:final answer|the answer|answer)\s*(?:is|:)\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE
-)
-_LAST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
-
-
-def extract_answer(text: str, formats: Sequence[str] = ANSWER_FORMATS) -> str | None:
-    """The final answer in a model response, or None if there is none.
-
-    Only the text after the last ``</think>`` is searched (an unclosed ``<think>`` means no answer yet).
-    ``formats``, tried in order: ``"boxed"`` (the last ``\\boxed{}``/``\\fbox{}``, braces matched),
-    ``"gsm8k"`` (the last ``#### x``), ``"answer_is"`` (the last "the answer is x" / "Answer: x"),
-    ``"last_number"`` (the last number in the text; off by default because it rewards rambling).
-    """
-    unknown = set(formats) - {*ANSWER_FORMATS, "last_number"}
-    if unknown:
-        raise ValueError(f"unknown answer formats {sorted(unknown)}; known: {[*ANSWER_FORMATS, 'last_number']}")
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    elif "<think>" in text:
-        return None
-    for name in formats:
-        answer = _EXTRACTORS[name](text)
-        if answer:
-            return answer
-    return None
-
-
-def _extract_boxed(text: str) -> str | None:
-    for match in reversed(list(_BOXED.finditer(text))):
-        if match.group(1):
-            found = find_braced(text, match.end() - 1)
-            if found is not None:
-                return found[0].strip()
-        else:  # \boxed 5
-            token = re.match(r"\s*([^\s$]+)", text[match.end():])
-            if token:
-                return token.group(1)
-    return None
-
-
-def _extract_gsm8k(text: str) -> str | None:
-    matches = _GSM8K.findall(text)
-    return matches[-1].strip() if matches else None
-
-
-def _extract_answer_is(text: str) -> str | None:
-    matches = _ANSWER_IS.findall(text)
-    if not matches:
-        return None
-    answer = matches[-1].strip().strip("*").strip()
-    answer = re.sub(r"^\$+|\$+\.?$", "", answer).strip()
-    return re.sub(r"\.$", "", answer).strip() or None
-
-
-def _extract_last_number(text: str) -> str | None:
-    numbers = _LAST_NUMBER.findall(text)
-    return numbers[-1] if numbers else None
-
-
-_EXTRACTORS = {
-    "boxed": _extract_boxed,
-    "gsm8k": _extract_gsm8k,
-    "answer_is": _extract_answer_is,
-    "last_number": _extract_last_number,
-}
-
+__all__ = ["Grade", "equivalent", "extract_answer", "grade", "normalize", "compare", "clear_cache", "warm_up",
+           "ANSWER_FORMATS", "LENIENT_FORMATS"]
 
 def compare(pred: str, gold: str, *, timeout: float = 2.0) -> tuple[bool, str]:
     """``(equal, how)``: ``how`` names the stage that decided (``fast``, ``symbolic``) or why the pair is
@@ -169,7 +98,7 @@ class Grade:
         return self.reward > 0
 
 
-def grade(response: str, gold: str, *, formats: Sequence[str] = ANSWER_FORMATS, timeout: float = 2.0) -> Grade:
+def grade(response: str, gold: str, *, formats: Sequence[FormatSpec] = ANSWER_FORMATS, timeout: float = 2.0) -> Grade:
     """Extract the final answer from ``response`` and compare it with ``gold``."""
     extracted = extract_answer(response, formats)
     if extracted is None:

@@ -1,20 +1,18 @@
-"""Normalization and the fast comparison paths of the math verifier (no sympy, microseconds per pair).
+"""Normalization and exact numbers for the math verifier (no sympy, microseconds per answer).
 
-Most real answer pairs are numbers, letters, short words or tuples of numbers; these are decided here
-exactly (``fractions.Fraction``) or structurally, and only what is left (radicals, expressions, equations,
-complex numbers) goes to the symbolic workers. :func:`fast_compare` returns ``True``/``False`` when it is
-sure and ``None`` when the pair needs sympy.
+:func:`normalize` turns an extracted answer into a canonical string: delimiters, spacing commands, ``\\text{}``
+wrappers, degrees, currency and thousands separators in all their LaTeX forms (``1,000``, ``1{,}000``,
+``1,\\!000``, ``1\\,000``, ``1 000``) go; fractions, roots, relations (``>=``, ``\\ge``, ``≥`` are all
+``\\geq``) and matrix environments get one spelling. :func:`parse_number` reads plain real numbers exactly
+(``fractions.Fraction``). Structure (lists, sets, intervals, equations) is :mod:`envgym.verifiers.math_structure`.
 
-Conventions decided here (each is a labelled pair in ``math_pairs.jsonl``):
-- thousands separators (``1,000``, ``1{,}000``, ``1\\,000``, ``1 000``) are dropped; ``1,2`` is a list;
+Number conventions (each is a labelled pair in ``math_pairs.jsonl`` or a Math-Verify case):
 - ``x%`` equals both ``x`` and ``x/100``;
-- units and ``\\text{}`` after a number are ignored unless both sides carry different units (``5 m`` vs ``5 cm``);
-- a decimal with at least 6 fractional digits equals a value it rounds or truncates (``0.333333`` = 1/3);
-- ``\\{...\\}`` is an unordered set, a bare ``a, b`` list is unordered, ``(a, b)``/``[a, b)`` are ordered and their
-  brackets must match; a set never equals an ordered tuple;
-- ``x = 3`` equals ``3`` (a single-variable assignment is reduced to its right side);
-- numbers with more than ``MAX_DIGITS`` digits (``9^{9^{9}}``) are never expanded: they compare unequal unless
-  the strings match.
+- a decimal with at least ``MIN_SIGNIFICANT_DIGITS`` significant digits stands for the values it rounds or
+  truncates (within one unit of its last digit: ``0.333333`` = 1/3), a relative tolerance of at most 1e-5;
+  shorter decimals are exact (``0.3333`` != 1/3, ``0.000000`` != ``0.000001``);
+- ``204_5`` is a number in base 5 (= 54);
+- numbers with more than ``MAX_DIGITS`` digits (``9^{9^{9}}``) are never expanded.
 """
 
 from __future__ import annotations
@@ -22,49 +20,59 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from typing import Union
 
 MAX_ANSWER_CHARS = 1000
 """Longer answers are not compared (they are returned unequal at once): no real final answer is this long,
 and the cap bounds the work any input can cause."""
 
 MAX_DIGITS = 10_000
-
-Verdict = Union[bool, None]
+MIN_SIGNIFICANT_DIGITS = 6
 
 _UNICODE = {
     "\u2212": "-", "\u2013": "-", "\u00d7": "\\times ", "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u03c0": "\\pi ",
-    "\u221e": "\\infty ", "\u221a": "\\sqrt", "\u00b0": "^\\circ", "\u2264": "\\le ", "\u2265": "\\ge ",
-    "\u222a": "\\cup ", "\u00bd": "1/2",
+    "\u221e": "\\infty ", "\u221a": "\\sqrt", "\u00b0": "^\\circ", "\u2264": "\\leq ", "\u2265": "\\geq ",
+    "\u2260": "\\neq ", "\u222a": "\\cup ", "\u00bd": "1/2", "\u00b2": "^2", "\u00b3": "^3", "\u2208": "\\in ",
 }
-_DROP = re.compile(
-    r"\\left|\\right|\\displaystyle|\\textstyle|(?<!\\)\\(?:!|,|;|:| )|~|\\quad|\\qquad|\^\{\\circ\}|\^\\circ|\\circ|\\degree"
-    r"|\\\$|\$|\\mathstrut"
+# Answers copied out of JSON are often escaped twice (\\frac); a LaTeX line break is never followed by these.
+_DOUBLE_ESCAPED = re.compile(
+    r"(?<!\\)\\\\(?=(?:[dtc]?frac|left|right|sqrt|leq?|geq?|neq?|lt|gt|pm|mp|cdot|times|div|pi|infty|in|cup|cap"
+    r"|text|mathrm|mathbf|boxed|approx)(?![A-Za-z]))"
 )
-_TEXT_COMMAND = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|mathit|textsf|operatorname)\s*\{")
-_FRAC_SHORT = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
-_FRAC_NAME = re.compile(r"\\[dt]frac")
+_THOUSANDS_LATEX = re.compile(r"(?<=\d)\s*(?:\{,\s*\}|,\s*\\!|\\!\s*,|\\,|\{\\,\})\s*(?=\d{3}(?!\d))")
+_DROP = re.compile(
+    r"\\left|\\right|\\displaystyle|\\textstyle|(?<!\\)\\(?:!|,|;|:| )|~|\\quad|\\qquad|\^\{\\circ\}|\^\\circ|\\circ"
+    r"|\\degree|\\\$|\$|\\mathstrut|\\middle"
+)
+_TEXT_COMMAND = re.compile(
+    r"\\(?:text|textbf|textit|textrm|textnormal|textup|texttt|textsf|emph|mathrm|mathbf|mathit|mathsf|mathtt"
+    r"|mbox|hbox|operatorname)\s*\{"
+)
+_RELATIONS = (
+    (re.compile(r">=|\\geqslant(?![A-Za-z])|\\geq?(?![A-Za-z])"), " \\geq "),
+    (re.compile(r"<=|\\leqslant(?![A-Za-z])|\\leq?(?![A-Za-z])"), " \\leq "),
+    (re.compile(r"!=|\\neq?(?![A-Za-z])"), " \\neq "),
+    (re.compile(r"\\lt(?![A-Za-z])"), " < "),
+    (re.compile(r"\\gt(?![A-Za-z])"), " > "),
+)
+_MATRIX_ENVIRONMENT = re.compile(r"\\begin\{(?:[bB]matrix|smallmatrix|array\}\{[^{}]*)\}(.*?)\\end\{(?:[bB]matrix|smallmatrix|array)\}",
+                                 re.DOTALL)
+_FRAC_SHORT = re.compile(r"\\frac\s*(\d)\s*(\d)")
+_FRAC_HALF_BRACED = re.compile(r"\\frac\s*(\d)\s*\{|\\frac\s*(\{[^{}]*\})\s*(\d)")
+_FRAC_NAME = re.compile(r"\\[dtc]frac")
 _SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+)")
-_ASSIGNMENT = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*=\s*(?P<rhs>[^=<>]+)$")
+_UNIT_WORDS = re.compile(r"(?<=\d)\s*(?:dollars?|percent(?:age)?|pct)\b")
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _NUMBER = re.compile(rf"^(?P<mantissa>{_DECIMAL})(?:[eE](?P<exp>[+-]?\d+)|\s*(?:\\times|\\cdot|\*)\s*10\^\{{?(?P<exp10>[+-]?\d+)\}}?)?$")
 _POWER_OF_TEN = re.compile(r"^10\^\{?(?P<exp>[+-]?\d+)\}?$")
 _INT_POWER = re.compile(r"^(?P<base>\d+)\^\{?(?P<exp>\d+)\}?$")
 _FRACTION = re.compile(rf"^\\frac\{{(?P<num>[+-]?{_DECIMAL})\}}\{{(?P<den>[+-]?{_DECIMAL})\}}$")
-_SLASH = re.compile(rf"^(?P<num>{_DECIMAL})/(?P<den>[+-]?{_DECIMAL})$")
+_SLASH = re.compile(rf"^(?P<num>{_DECIMAL})\s*/\s*(?P<den>[+-]?{_DECIMAL})$")
 _MIXED = re.compile(r"^(?P<whole>\d+)\s*\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$")
-_THOUSANDS = re.compile(r"^\d{1,3}(?:(?:,\d{3})+|(?: \d{3})+)(?:\.\d+)?$")
+_BASE = re.compile(r"^(?P<digits>[0-9A-Fa-f]+)_\{?(?P<base>\d{1,2})\}?$")
+_THOUSANDS = re.compile(r"^[1-9]\d{0,2}(?:(?:,\d{3})+|(?: \d{3})+)(?:\.\d+)?$")
 _INFINITY = {"\\infty", "inf", "infinity", "oo", "infty"}
-_UNIT = re.compile(r"^(?P<value>.*?\d|.*?\\infty|.*?\})\s+(?P<unit>[A-Za-z]+(?:\s+[A-Za-z]+)*(?:\^\{?[23]\}?)?)$")
-_LETTER = re.compile(r"^\(?([A-Za-z])\)?\.?$")
-_WORDS = re.compile(r"^[A-Za-z][A-Za-z '\-]*$")
-_MATRIX = re.compile(r"^\\begin\{(?P<kind>[pbB]?matrix)\}(?P<body>.*)\\end\{(?P=kind)\}$", re.DOTALL)
 _POWER = re.compile(r"(\d+)\s*\^\s*\{?\s*(\d+)(?:\s*\^\s*\{?\s*(\d+))?")
-_MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "sqrt", "pi", "det", "max", "min",
-               "mod", "gcd", "lcm", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "infty", "inf", "oo"}
-_ARTICLES = {"a", "an", "the"}
-_ONE_LETTER_UNITS = set("mgslhVWJK")
 
 
 def find_braced(text: str, start: int) -> tuple[str, int] | None:
@@ -96,48 +104,62 @@ def _unwrap_command(text: str, pattern: re.Pattern[str], before: str = "") -> st
     return text
 
 
+def _strip_wrappers(text: str) -> str:
+    """Remove a ``\\boxed{}`` or math delimiters around the whole answer (repeatedly: ``$\\boxed{5}$``)."""
+    previous = None
+    while previous != text:
+        previous = text
+        text = text.strip()
+        boxed = re.match(r"^\\(?:boxed|fbox)\s*\{", text)
+        if boxed:
+            found = find_braced(text, boxed.end() - 1)
+            if found is not None and found[1] == len(text):
+                text = found[0]
+        text = re.sub(r"^\$+|(?<!\\)\$+$|^\\\(|\\\)$|^\\\[|\\\]$", "", text)
+    return text
+
+
 def normalize(answer: str) -> str:
-    """A canonical string for an extracted answer: delimiters, spacing commands, ``\\text{}`` wrappers,
-    degrees, dollar signs and thousands separators removed; ``\\dfrac``/``\\tfrac``/``\\frac12`` made ``\\frac{1}{2}``."""
-    text = answer.strip()
-    boxed = re.match(r"^\\(?:boxed|fbox)\s*\{", text)
-    if boxed:
-        found = find_braced(text, boxed.end() - 1)
-        if found is not None and found[1] == len(text):
-            text = found[0]
+    """A canonical string for an extracted answer (see the module docstring for what changes)."""
+    text = _DOUBLE_ESCAPED.sub(r"\\", answer)
+    text = _strip_wrappers(text)
     for old, new in _UNICODE.items():
         text = text.replace(old, new)
-    text = re.sub(r"^\\\(|\\\)$|^\\\[|\\\]$", "", text.strip())
+    text = _THOUSANDS_LATEX.sub("", text)
     text = text.replace("{,}", ",")
     text = _DROP.sub(" ", text)
     text = _unwrap_command(text, _TEXT_COMMAND, before=" ")
     text = text.replace("\\%", "%")
+    for pattern, spelling in _RELATIONS:
+        text = pattern.sub(lambda _, spelling=spelling: spelling, text)
+    text = _MATRIX_ENVIRONMENT.sub(r"\\begin{pmatrix}\1\\end{pmatrix}", text)
     text = _FRAC_NAME.sub(r"\\frac", text)
     text = _FRAC_SHORT.sub(r"\\frac{\1}{\2}", text)
+    text = _FRAC_HALF_BRACED.sub(lambda m: f"\\frac{{{m.group(1)}}}{{" if m.group(1) else f"\\frac{m.group(2)}{{{m.group(3)}}}", text)
     text = _SQRT_SHORT.sub(r"\\sqrt{\1}", text)
-    text = re.sub(r"([\^_])\{(\w)\}", r"\1\2", text)  # e^{2} -> e^2
+    text = re.sub(r"([\^_])\{(\w)\}", r"\1\2", text)  # e^{2} -> e^2, a_{3} -> a_3
     text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"(?<=\d)\s*(?:dollars?|percent)\b", lambda m: "%" if "percent" in m.group() else "", text).strip()
+    text = _UNIT_WORDS.sub(lambda m: "" if "dollar" in m.group() else "%", text).strip()
     if text.endswith("."):  # a sentence's full stop ("5." or "Blue.")
         text = text[:-1].rstrip()
     while len(text) > 2 and text[0] == "{" and find_braced(text, 0) == (text[1:-1], len(text)):
         text = text[1:-1].strip()
-    assignment = _ASSIGNMENT.match(text)
-    if assignment:
-        text = assignment.group("rhs").strip()
     return text
 
 
 # --- values -----------------------------------------------------------------------------------------
 
 
-class _Number:
-    """A real number with how it was written: ``fractional_digits`` for decimal literals (None if exact)."""
+class Number:
+    """A real number with how it was written: ``fractional_digits`` and ``significant_digits`` for decimal
+    literals (None if exact), and whether it carried a percent sign."""
 
-    __slots__ = ("value", "fractional_digits", "percent")
+    __slots__ = ("value", "fractional_digits", "significant_digits", "percent")
 
-    def __init__(self, value: Fraction | float, fractional_digits: int | None = None, percent: bool = False):
+    def __init__(self, value: Fraction | float, fractional_digits: int | None = None,
+                 significant_digits: int | None = None, percent: bool = False):
         self.value, self.fractional_digits, self.percent = value, fractional_digits, percent
+        self.significant_digits = significant_digits
 
     def candidates(self) -> list[Fraction | float]:
         if self.percent and isinstance(self.value, Fraction):
@@ -145,18 +167,21 @@ class _Number:
         return [self.value]
 
 
-def _decimal(text: str, exponent: str | None = None) -> _Number | None:
+def _decimal(text: str, exponent: str | None = None) -> Number | None:
     exp = int(exponent) if exponent else 0
     if abs(exp) > MAX_DIGITS or len(text) > MAX_DIGITS:
         return None
-    digits = len(text.split(".")[1]) if "." in text else 0
     value = Fraction(text) * Fraction(10) ** exp
-    return _Number(value, max(digits - exp, 0) if digits else None)
+    if "." not in text:
+        return Number(value)
+    digits = len(text.split(".")[1])
+    significant = len(text.replace(".", "").lstrip("0"))
+    return Number(value, max(digits - exp, 0), significant)
 
 
-def parse_number(text: str) -> _Number | None:
-    """A plain real number written as an integer, decimal, fraction, mixed number, percentage, power or in
-    scientific notation; None for anything else."""
+def parse_number(text: str) -> Number | None:
+    """A plain real number written as an integer, decimal, fraction, mixed number, percentage, power, base-b
+    numeral or in scientific notation; None for anything else."""
     text = text.strip()
     percent = text.endswith("%")
     if percent:
@@ -180,11 +205,11 @@ def parse_number(text: str) -> _Number | None:
     return number
 
 
-def _parse_unsigned(text: str) -> _Number | None:
+def _parse_unsigned(text: str) -> Number | None:
     if _THOUSANDS.match(text):
         text = text.replace(",", "").replace(" ", "")
     if text.lower() in _INFINITY:
-        return _Number(float("inf"))
+        return Number(float("inf"))
     if match := _NUMBER.match(text):
         return _decimal(match.group("mantissa"), match.group("exp") or match.group("exp10"))
     if match := _POWER_OF_TEN.match(text):
@@ -193,209 +218,49 @@ def _parse_unsigned(text: str) -> _Number | None:
         base, exp = int(match.group("base")), int(match.group("exp"))
         if base > 1 and exp * len(match.group("base")) > MAX_DIGITS:
             return None
-        return _Number(Fraction(base**exp))
+        return Number(Fraction(base**exp))
     if match := _FRACTION.match(text) or _SLASH.match(text):
         num, den = Fraction(match.group("num")), Fraction(match.group("den"))
-        return None if den == 0 else _Number(num / den)
+        return None if den == 0 else Number(num / den)
     if match := _MIXED.match(text):
         whole, num, den = (int(match.group(k)) for k in ("whole", "num", "den"))
         if 0 < num < den:
-            return _Number(whole + Fraction(num, den))
+            return Number(whole + Fraction(num, den))
+    if (match := _BASE.match(text)) and 2 <= int(match.group("base")) <= 16:
+        try:
+            return Number(Fraction(int(match.group("digits"), int(match.group("base")))))
+        except ValueError:  # a digit the base does not have: not a numeral
+            return None
     return None
 
 
-def _numbers_equal(a: _Number, b: _Number) -> bool:
-    return any(_values_equal(x, a.fractional_digits, y, b.fractional_digits)
-               for x in a.candidates() for y in b.candidates())
+def numbers_equal(a: Number, b: Number) -> bool:
+    """Exact equality, except that a long decimal stands for the values it rounds or truncates."""
+    return any(values_equal(x, a, y, b) for x in a.candidates() for y in b.candidates())
 
 
-def _values_equal(x: Fraction | float, x_digits: int | None, y: Fraction | float, y_digits: int | None) -> bool:
+def values_equal(x: Fraction | float, x_number: Number | None, y: Fraction | float, y_number: Number | None) -> bool:
+    """``x == y``, or within one unit of the last digit of a decimal literal with at least
+    ``MIN_SIGNIFICANT_DIGITS`` significant digits (``x_number``/``y_number`` say how each was written)."""
     if isinstance(x, float) or isinstance(y, float):  # infinities
         return x == y
     if x == y:
         return True
-    # A long decimal stands for the value it rounds or truncates: within one unit of its last digit.
-    for digits in (x_digits, y_digits):
-        if digits is not None and digits >= 6 and abs(x - y) <= Fraction(1, 10**digits):
+    for number in (x_number, y_number):
+        if (number is not None and number.significant_digits is not None
+                and number.significant_digits >= MIN_SIGNIFICANT_DIGITS
+                and abs(x - y) <= Fraction(1, 10**number.fractional_digits)):
             return True
     return False
 
 
-# --- structure --------------------------------------------------------------------------------------
-
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-
-
-def _split_top(text: str, separator: str) -> list[str]:
-    """Split on ``separator`` outside any brackets (``\\{`` and ``\\}`` count as brackets)."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(text):
-        char = text[i]
-        if char == "\\" and text[i + 1 : i + 2] in ("{", "}"):
-            depth += 1 if text[i + 1] == "{" else -1
-            i += 2
-            continue
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(separator, i):
-            parts.append(text[start:i])
-            start = i + len(separator)
-            i = start
-            continue
-        i += 1
-    parts.append(text[start:])
-    return [part.strip() for part in parts]
-
-
-def _wrapped(text: str) -> tuple[str, str, str] | None:
-    """``(open, inner, close)`` if one bracket pair wraps the whole text (``[1,2)`` counts), else None."""
-    if text.startswith("\\{") and text.endswith("\\}"):
-        opening, closing, inner = "{", "}", text[2:-2]
-    elif len(text) >= 2 and text[0] in "([" and text[-1] in ")]":
-        opening, closing, inner = text[0], text[-1], text[1:-1]
-    else:
+def decimal_comma(text: str) -> Number | None:
+    """``1,22`` or ``1000,99`` read as a decimal with a comma, where the comma cannot be a thousands separator
+    (the part after it is not a group of three digits, or the part before it is 0); None otherwise."""
+    match = re.fullmatch(r"(-?)(\d+),(\d+)", text.strip())
+    if match is None or (len(match.group(3)) == 3 and match.group(2) != "0"):
         return None
-    depth = 0
-    for i, char in enumerate(inner):
-        if char == "\\" and inner[i + 1 : i + 2] in ("{", "}"):
-            continue
-        if char in "([{":
-            depth += 1
-        elif char in ")]}" and not (i > 0 and inner[i - 1] == "\\"):
-            depth -= 1
-            if depth < 0:
-                return None
-    return (opening, inner, closing) if depth == 0 else None
-
-
-def _sequence(text: str) -> tuple[str, list[str]] | None:
-    """``(kind, items)`` for sets (``set``), bare lists (``list``) and tuples/intervals (``"(]"`` etc.)."""
-    wrapped = _wrapped(text)
-    if wrapped is not None:
-        opening, inner, closing = wrapped
-        items = _split_top(inner, ",")
-        if opening == "{":
-            return "set", [] if items == [""] else items
-        if len(items) >= 2:
-            return opening + closing, items
-        return None
-    items = _split_top(text, ",")
-    return ("list", items) if len(items) >= 2 and all(items) else None
-
-
-def _matrix(text: str) -> list[list[str]] | None:
-    match = _MATRIX.match(text)
-    if match is None:
-        return None
-    rows = [row for row in re.split(r"\\\\", match.group("body")) if row.strip()]
-    return [[cell.strip() for cell in row.split("&")] for row in rows]
-
-
-def _all_of(verdicts: list[Verdict]) -> Verdict:
-    if any(v is False for v in verdicts):
-        return False
-    return True if all(v is True for v in verdicts) else None
-
-
-def _ordered(pred: list[str], gold: list[str]) -> Verdict:
-    if len(pred) != len(gold):
-        return False
-    return _all_of([fast_compare(p, g) for p, g in zip(pred, gold)])
-
-
-def _unordered(pred: list[str], gold: list[str]) -> Verdict:
-    if len(pred) != len(gold):
-        return False
-    verdicts = [[fast_compare(p, g) for g in gold] for p in pred]
-    unused = set(range(len(gold)))
-    for row in verdicts:
-        match = next((j for j in unused if row[j] is True), None)
-        if match is None:
-            # Unmatched for sure only if every remaining candidate is surely unequal.
-            return False if all(row[j] is False for j in unused) else None
-        unused.discard(match)
-    return True
-
-
-def _unit_split(text: str) -> tuple[str, str | None]:
-    match = _UNIT.match(text)
-    if match is None or match.group("unit").split()[0].lower() in _MATH_WORDS:
-        return text, None
-    unit = match.group("unit")
-    if len(unit) == 1 and unit not in _ONE_LETTER_UNITS:  # "2 x" is a product, not 2 of unit x
-        return text, None
-    return match.group("value").strip(), match.group("unit").lower()
-
-
-def _words(text: str) -> str | None:
-    """Lower-cased plain words without articles and punctuation, or None if the text is not plain words
-    (single letters are variables: ``a-b`` is algebra, not text)."""
-    if not _WORDS.match(text):
-        return None
-    tokens = text.lower().split()
-    parts = [part for token in tokens if token not in _ARTICLES for part in re.split(r"[\-']", token)]
-    if not parts or any(len(part) < 2 or part in _MATH_WORDS for part in parts):
-        return None
-    return " ".join(token for token in tokens if token not in _ARTICLES)
-
-
-def fast_compare(pred: str, gold: str) -> Verdict:
-    """Compare two normalized answers without sympy: True/False when certain, None when sympy must decide."""
-    if not pred or not gold:
-        return False
-    if pred == gold or pred.replace(" ", "") == gold.replace(" ", ""):
-        return True
-    pred_value, pred_unit = _unit_split(pred)
-    gold_value, gold_unit = _unit_split(gold)
-    if pred_unit and gold_unit and pred_unit != gold_unit:
-        return False
-    if (pred_unit or gold_unit) and (pred_value, gold_value) != (pred, gold):
-        return fast_compare(pred_value, gold_value)
-
-    pred_number, gold_number = parse_number(pred), parse_number(gold)
-    if pred_number is not None and gold_number is not None:
-        return _numbers_equal(pred_number, gold_number)
-
-    pred_letter, gold_letter = _LETTER.match(pred), _LETTER.match(gold)
-    if pred_letter and gold_letter:
-        return pred_letter.group(1).upper() == gold_letter.group(1).upper()
-
-    pred_matrix, gold_matrix = _matrix(pred), _matrix(gold)
-    if pred_matrix is not None and gold_matrix is not None:
-        if [len(r) for r in pred_matrix] != [len(r) for r in gold_matrix]:
-            return False
-        return _ordered([c for r in pred_matrix for c in r], [c for r in gold_matrix for c in r])
-
-    pred_union, gold_union = _split_top(pred, "\\cup"), _split_top(gold, "\\cup")
-    if len(pred_union) > 1 or len(gold_union) > 1:
-        if all(_wrapped(p) for p in pred_union + gold_union):
-            return _unordered(pred_union, gold_union)
-        return None
-
-    pred_sequence, gold_sequence = _sequence(pred), _sequence(gold)
-    if (pred_sequence is None) != (gold_sequence is None) and (pred_number or gold_number):
-        return False  # a number never equals a tuple, list or set of several items
-    if pred_sequence is not None and gold_sequence is not None:
-        (pred_kind, pred_items), (gold_kind, gold_items) = pred_sequence, gold_sequence
-        unordered = {"set", "list"}
-        if pred_kind in unordered and gold_kind in unordered:
-            return _unordered(pred_items, gold_items)
-        if "set" in (pred_kind, gold_kind):
-            return False
-        if "list" not in (pred_kind, gold_kind) and pred_kind != gold_kind:
-            return False
-        return _ordered(pred_items, gold_items)
-
-    pred_words, gold_words = _words(pred), _words(gold)
-    if pred_words is not None and gold_words is not None:
-        if pred_words == gold_words:
-            return True
-        # Short letter strings may be products of variables ("ab" = "ba"): sympy decides those.
-        if max(len(t) for t in (pred_words + " " + gold_words).split()) >= 3:
-            return False
-    return None
+    return parse_number(f"{match.group(1)}{match.group(2)}.{match.group(3)}")
 
 
 def too_large(text: str) -> bool:

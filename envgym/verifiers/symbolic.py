@@ -1,7 +1,7 @@
 """A small pool of worker processes for symbolic comparison, with a hard timeout per comparison.
 
 Why processes: sympy can run for minutes (or forever) on some inputs and cannot be interrupted from another
-thread, and math-verify's SIGALRM timeout only works on the main thread. A worker that overruns its deadline
+thread, and SIGALRM-based timeouts (math-verify's) only work on the main thread. A worker that overruns its deadline
 is killed (SIGKILL) and replaced in the background, so a caller gets its answer in bounded time from any
 thread, from asyncio (via ``asyncio.to_thread``) or from a web server.
 
@@ -30,7 +30,7 @@ DEFAULT_WORKERS = int(os.environ.get("ENVGYM_VERIFY_WORKERS", "0")) or max(1, mi
 
 
 class SymbolicBackendError(RuntimeError):
-    """The symbolic workers cannot run (e.g. math-verify is not installed)."""
+    """The symbolic workers cannot run (e.g. sympy or latex2sympy2_extended is not installed)."""
 
 
 class _Worker:
@@ -83,7 +83,7 @@ class SymbolicPool:
         self._cond = threading.Condition()
 
     def compare(self, pred: str, gold: str, timeout: float) -> bool | None:
-        """True/False from math-verify + sympy; None if the comparison ran out of time (the worker is then
+        """True/False from sympy; None if the comparison ran out of time (the worker is then
         replaced). Raises :class:`SymbolicBackendError` if no worker can start."""
         # The margin leaves time to kill a worker and return, so the caller is answered within `timeout`.
         deadline = time.monotonic() + max(timeout - _RETURN_MARGIN_S, 0.001)
@@ -100,17 +100,6 @@ class SymbolicPool:
             return None
         self._release(worker)
         return bool(reply.get("equal", False))
-
-    def clear_caches(self, timeout: float = 10.0) -> None:
-        """Make every idle worker forget parsed expressions (benchmarks measure cold comparisons)."""
-        with self._cond:
-            workers, self._idle = self._idle, []
-            self._busy += len(workers)
-        deadline = time.monotonic() + timeout
-        for worker in workers:
-            worker.send({"clear_caches": True})
-            worker.read(deadline)
-            self._release(worker)
 
     def close(self) -> None:
         """Stop every worker (also run at interpreter exit)."""

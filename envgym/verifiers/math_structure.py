@@ -1,0 +1,396 @@
+"""The structure of an answer (lists, sets, tuples, intervals, unions, matrices, ``±``, equations, relations)
+and how two normalized answers compare, part by part.
+
+One algorithm runs twice: in the calling process with no leaf comparison (:func:`fast_compare`: exact numbers,
+letters and words only, ``None`` when some part needs sympy), and inside the symbolic workers with a sympy leaf
+that always decides. So ``\\{1\\pm\\sqrt5, -2\\}``, tuples of expressions and lists of assignments are split here,
+the same way in both places, and sympy only ever sees one expression or one relation at a time.
+
+Conventions decided here (each is a labelled pair or a Math-Verify case):
+- ``\\{...\\}`` is an unordered set; a bare list (``1, 2``, ``1; 2``, ``1 and 2``) is unordered; ``(a, b)`` and
+  ``[a, b)`` are ordered and their brackets must match; a set never equals an ordered tuple; a list compared
+  with a tuple is read in order;
+- ``a \\pm b`` is the set ``{a+b, a-b}``;
+- a single-name assignment (``x = 3``, ``(p, q) = (3, 2)``, ``f(x) = 1``) equals its right side, but two
+  assignments must name the same variable (``y = 3`` != ``x = 3``); an equation that is not an assignment
+  (``7 = 11a + c``) never equals a bare value; a chain ``x = 5 + 5 + 1 = 11`` means its last value;
+- ``x \\in S`` means ``S``; an inequality in the gold answer may be answered with the interval it describes,
+  not the other way round (Math-Verify's default);
+- units and ``\\text{}`` after a number are ignored unless both sides carry different units (``5 m`` vs ``5 cm``);
+- a bare ``1,22`` is the decimal 1.22 when compared with a decimal written with a point (``1.22``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Optional
+
+from envgym.verifiers.math_normalize import decimal_comma, numbers_equal, parse_number
+
+Verdict = Optional[bool]
+Leaf = Callable[[str, str], bool]
+
+_LIST_SEPARATOR = re.compile(r"\s*(?:,\s*(?:and|or)\b|,|;|\b(?:and|or)\b)\s*", re.IGNORECASE)
+_COMMA = re.compile(r"\s*,\s*")
+_SEMICOLON = re.compile(r"\s*;\s*")
+_EQUALS = re.compile(r"(?<![<>!\\])=")
+_APPROX = re.compile(r"\\approx(?![A-Za-z])")
+_PLUS_MINUS = re.compile(r"\\pm(?![A-Za-z])")
+_CUP = re.compile(r"\\cup(?![A-Za-z])")
+_RELATION = re.compile(r"<|>|\\leq(?![A-Za-z])|\\geq(?![A-Za-z])|\\neq(?![A-Za-z])")
+_MEMBERSHIP = re.compile(r"^(?P<name>[^=<>]+?)\s*\\in(?![A-Za-z])\s*(?P<set>.+)$")
+_RATIO = re.compile(r":")
+_MATRIX = re.compile(r"^\\begin\{pmatrix\}(?P<body>(?:(?!\\begin|\\end).)*)\\end\{pmatrix\}$", re.DOTALL)
+_UNIT = re.compile(r"^(?P<value>.*?\d|.*?\\infty|.*?\})\s+(?P<unit>[A-Za-z]+(?:\s+[A-Za-z]+)*(?:\^\{?[23]\}?)?)$")
+_LETTER = re.compile(r"^\(?([A-Za-z])\)?\.?$")
+_WORDS = re.compile(r"^[A-Za-z][A-Za-z '\-]*$")
+_GREEK = re.compile(r"\\(?:alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|kappa|lambda|mu|nu|xi|rho"
+                    r"|sigma|tau|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Sigma|Phi|Psi|Omega)(?![A-Za-z])")
+_MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "sqrt", "pi", "det", "max", "min",
+               "mod", "gcd", "lcm", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "infty", "inf", "oo"}
+_ARTICLES = {"a", "an", "the"}
+_ONE_LETTER_UNITS = set("mgslhVWJK")
+_INTERVAL_KINDS = {"()", "[]", "(]", "[)"}
+
+
+# --- splitting --------------------------------------------------------------------------------------
+
+
+def split_top(text: str, separator: re.Pattern[str]) -> list[str]:
+    """Split on matches of ``separator`` outside any brackets (``\\{`` and ``\\}`` count as brackets)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and text[i + 1 : i + 2] in ("{", "}"):
+            depth += 1 if text[i + 1] == "{" else -1
+            i += 2
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and (match := separator.match(text, i)) and match.end() > i:
+            parts.append(text[start:i])
+            start = i = match.end()
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts]
+
+
+def wrapped(text: str) -> tuple[str, str, str] | None:
+    """``(open, inner, close)`` if one bracket pair wraps the whole text (``[1,2)`` counts), else None."""
+    if text.startswith("\\{") and text.endswith("\\}"):
+        opening, closing, inner = "{", "}", text[2:-2]
+    elif len(text) >= 2 and text[0] in "([" and text[-1] in ")]":
+        opening, closing, inner = text[0], text[-1], text[1:-1]
+    else:
+        return None
+    depth = 0
+    for i, char in enumerate(inner):
+        if char == "\\" and inner[i + 1 : i + 2] in ("{", "}"):
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" and not (i > 0 and inner[i - 1] == "\\"):
+            depth -= 1
+            if depth < 0:
+                return None
+    return (opening, inner, closing) if depth == 0 else None
+
+
+def sequence(text: str) -> tuple[str, list[str]] | None:
+    """``(kind, items)`` for sets (``set``), bare lists (``list``) and tuples/intervals (``"(]"`` etc.)."""
+    shape = wrapped(text)
+    if shape is not None:
+        opening, inner, closing = shape
+        separator = _COMMA if "," in inner else _SEMICOLON
+        items = split_top(inner, separator)
+        if opening == "{":
+            return "set", [] if items == [""] else _distinct(items)
+        return (opening + closing, items) if len(items) >= 2 else None
+    separator = _LIST_SEPARATOR if words(text) is None else _SEMICOLON
+    items = split_top(text, separator)
+    if len(items) < 2 or not all(items):
+        return None
+    if len(split_top(text, _SEMICOLON)) > 1:  # p=5, q=2; p=7, q=2 is two pairs
+        items = [_assignments_as_tuple(group) for group in split_top(text, _SEMICOLON)]
+    return "list", _distinct(items)
+
+
+def _distinct(items: list[str]) -> list[str]:
+    """Sets and bare lists without repeated items (``(3,17)`` written twice is one solution)."""
+    return list({_squash(item): item for item in reversed(items)}.values())[::-1]
+
+
+def _assignments_as_tuple(group: str) -> str:
+    parts = split_top(group, _COMMA)
+    assignments = [equation(part) for part in parts]
+    if len(parts) > 1 and all(a is not None and a[0] == "assign" for a in assignments):
+        return "(" + ", ".join(a[2] for a in assignments) + ")"
+    return group
+
+
+def matrix(text: str) -> list[list[str]] | None:
+    match = _MATRIX.match(text)
+    if match is None:
+        return None
+    rows = [row for row in re.split(r"\\\\", match.group("body")) if row.strip()]
+    return [[cell.strip() for cell in row.split("&")] for row in rows]
+
+
+def plus_minus(text: str) -> list[str] | None:
+    """``a \\pm b`` as ``[a+b, a-b]`` (``\\pm b`` as ``[b, -b]``); None without exactly one top-level ``\\pm``."""
+    parts = split_top(text, _PLUS_MINUS)
+    if len(parts) != 2:
+        return None
+    base, offset = parts
+    if not offset:
+        return None
+    if len(split_top(offset, re.compile(r"[+-]"))) > 1:
+        offset = f"({offset})"
+    return [f"{base}+{offset}", f"{base}-{offset}"] if base else [offset, f"-{offset}"]
+
+
+# --- equations and relations ------------------------------------------------------------------------
+
+
+def is_name(text: str) -> bool:
+    """Whether ``text`` names something rather than computes it: ``x``, ``a_{37}``, ``f(x)``, ``(p, q)``,
+    ``|AB|``, ``A:B``, ``\\frac{NO}{BO}``, ``\\theta`` (no digits or operators outside subscripts/arguments)."""
+    rest = re.sub(r"_\{[^{}]*\}|_\\?\w+", "", text)
+    rest = re.sub(r"(?<=[A-Za-z}])\([^()]*\)", "", rest)
+    rest = rest.replace("\\frac", "")
+    rest = _GREEK.sub("a", rest)
+    rest = re.sub(r"[\s{}()|:,']", "", rest)
+    return bool(rest) and re.fullmatch(r"[A-Za-z]+", rest) is not None
+
+
+def equation(text: str) -> tuple[str, str, str] | tuple[str, str] | None:
+    """How an answer with ``=`` (or ``\\approx``) reads: ``("assign", name, value)``, ``("value", value)``
+    for chains and computations whose left side is not a name, ``("equation", text)`` otherwise; None
+    without a top-level ``=``."""
+    approx = split_top(text, _APPROX)
+    if len(approx) > 1:  # x \approx 11 means 11; 1/3 \approx 0.33 means the exact 1/3
+        text = f"{approx[0]} = {approx[-1]}" if is_name(approx[0]) else approx[0]
+    parts = split_top(text, _EQUALS)
+    if len(parts) < 2 or not all(parts):
+        return None
+    if is_name(parts[0]):
+        return "assign", parts[0], parts[-1]
+    if len(parts) > 2 or not any(_has_variable(part) for part in parts):
+        return "value", parts[-1]
+    return "equation", text
+
+
+def _has_variable(text: str) -> bool:
+    return re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", text)) is not None
+
+
+def is_relation(text: str) -> bool:
+    return len(split_top(text, _RELATION)) > 1
+
+
+def membership(text: str) -> str:
+    """``x \\in S`` as ``S``."""
+    match = _MEMBERSHIP.match(text)
+    return match.group("set") if match and is_name(match.group("name")) else text
+
+
+# --- scalars ----------------------------------------------------------------------------------------
+
+
+def unit_split(text: str) -> tuple[str, str | None]:
+    match = _UNIT.match(text)
+    if match is None or match.group("unit").split()[0].lower() in _MATH_WORDS:
+        return text, None
+    unit = match.group("unit")
+    if len(unit) == 1 and unit not in _ONE_LETTER_UNITS:  # "2 x" is a product, not 2 of unit x
+        return text, None
+    return match.group("value").strip(), match.group("unit").lower()
+
+
+def words(text: str) -> str | None:
+    """Lower-cased plain words without articles and punctuation, or None if the text is not plain words
+    (single letters are variables: ``a-b`` is algebra, not text)."""
+    if not _WORDS.match(text):
+        return None
+    tokens = text.lower().split()
+    parts = [part for token in tokens if token not in _ARTICLES for part in re.split(r"[\-']", token)]
+    if not parts or any(len(part) < 2 or part in _MATH_WORDS for part in parts):
+        return None
+    return " ".join(token for token in tokens if token not in _ARTICLES)
+
+
+def _squash(text: str) -> str:
+    return text.replace(" ", "")
+
+
+# --- comparison -------------------------------------------------------------------------------------
+
+
+class Comparison:
+    """Compares two normalized answers part by part; ``leaf`` decides parts that are neither numbers, letters
+    nor words (None: such a part makes the verdict None)."""
+
+    def __init__(self, leaf: Leaf | None = None):
+        self.leaf = leaf
+
+    def compare(self, pred: str, gold: str) -> Verdict:
+        if not pred or not gold:
+            return False
+        if _squash(pred) == _squash(gold):
+            return True
+        pred, gold = membership(pred), membership(gold)
+
+        pred_value, pred_unit = unit_split(pred)
+        gold_value, gold_unit = unit_split(gold)
+        if pred_unit and gold_unit and pred_unit != gold_unit:
+            return False
+        if (pred_unit or gold_unit) and (pred_value, gold_value) != (pred, gold):
+            return self.compare(pred_value, gold_value)
+
+        pred_number, gold_number = parse_number(pred), parse_number(gold)
+        if pred_number is not None and gold_number is not None:
+            return numbers_equal(pred_number, gold_number)
+        if pred_number is not None and "." in pred and (comma := decimal_comma(gold)) is not None:
+            return numbers_equal(pred_number, comma)
+        if gold_number is not None and "." in gold and (comma := decimal_comma(pred)) is not None:
+            return numbers_equal(comma, gold_number)
+
+        pred_letter, gold_letter = _LETTER.match(pred), _LETTER.match(gold)
+        if pred_letter and gold_letter:
+            return pred_letter.group(1).upper() == gold_letter.group(1).upper()
+
+        structured = self._structures(pred, gold, pred_number is not None or gold_number is not None)
+        if structured != "scalar":
+            return structured
+        return self._scalars(pred, gold)
+
+    def _structures(self, pred: str, gold: str, has_number: bool) -> Verdict | str:
+        """The verdict on two answers of which at least one has structure, or ``"scalar"`` if neither has."""
+        pred_pm, gold_pm = plus_minus(pred), plus_minus(gold)
+        if pred_pm or gold_pm:
+            return self._unordered(pred_pm or self._items(pred), gold_pm or self._items(gold))
+
+        pred_matrix, gold_matrix = matrix(pred), matrix(gold)
+        if pred_matrix is not None and gold_matrix is not None:
+            if [len(r) for r in pred_matrix] != [len(r) for r in gold_matrix]:
+                return False
+            return self._ordered([c for r in pred_matrix for c in r], [c for r in gold_matrix for c in r])
+
+        pred_union, gold_union = split_top(pred, _CUP), split_top(gold, _CUP)
+        pred_sequence, gold_sequence = sequence(pred), sequence(gold)
+        pred_is_set = len(pred_union) > 1 or (pred_sequence is not None and pred_sequence[0] != "list")
+        gold_is_set = len(gold_union) > 1 or (gold_sequence is not None and gold_sequence[0] != "list")
+        if is_relation(gold) and pred_is_set:
+            return self._leaf(pred, gold)  # an inequality answered with its interval: sympy compares the sets
+        if is_relation(pred) and gold_is_set:
+            return False
+
+        if len(pred_union) > 1 or len(gold_union) > 1:
+            if all(wrapped(p) for p in pred_union + gold_union):
+                return self._unordered(pred_union, gold_union)
+            return self._leaf(pred, gold)
+
+        if pred_sequence is not None and gold_sequence is not None:
+            (pred_kind, pred_items), (gold_kind, gold_items) = pred_sequence, gold_sequence
+            unordered = {"set", "list"}
+            if pred_kind in unordered and gold_kind in unordered:
+                return self._unordered(pred_items, gold_items)
+            if "set" in (pred_kind, gold_kind):
+                return False
+            if "list" not in (pred_kind, gold_kind) and pred_kind != gold_kind:
+                return False
+            return self._ordered(pred_items, gold_items)
+        if (pred_sequence is None) != (gold_sequence is None):
+            # A number, or any single expression, never equals a tuple, list or set of several items; an
+            # assignment to a tuple, (p, q) = (3, 2), is decided as an equation below.
+            if has_number or not (equation(pred) or equation(gold)):
+                return False
+        if pred_matrix is not None or gold_matrix is not None:
+            return self._leaf(pred, gold)  # a product or sum of matrices against a matrix
+        return "scalar"
+
+    def _scalars(self, pred: str, gold: str) -> Verdict:
+        pred_equation, gold_equation = equation(pred), equation(gold)
+        if pred_equation is not None or gold_equation is not None:
+            return self._equations(pred, gold, pred_equation, gold_equation)
+
+        pred_ratio, gold_ratio = split_top(pred, _RATIO), split_top(gold, _RATIO)
+        if len(pred_ratio) > 1 or len(gold_ratio) > 1:  # 7:32, 12:00
+            return self._ordered(pred_ratio, gold_ratio)
+
+        if is_relation(pred) or is_relation(gold):
+            return self._leaf(pred, gold) if is_relation(pred) and is_relation(gold) else False
+
+        pred_words, gold_words = words(pred), words(gold)
+        if pred_words is not None and gold_words is not None:
+            if pred_words == gold_words:
+                return True
+            # Short letter strings may be products of variables ("ab" = "ba"): sympy decides those.
+            if max(len(t) for t in (pred_words + " " + gold_words).split()) >= 3:
+                return False
+        return self._leaf(pred, gold)
+
+    def _equations(self, pred: str, gold: str, pred_equation: tuple | None, gold_equation: tuple | None) -> Verdict:
+        if pred_equation is not None and pred_equation[0] == "value":
+            return self.compare(pred_equation[1], gold)
+        if gold_equation is not None and gold_equation[0] == "value":
+            return self.compare(pred, gold_equation[1])
+        pred_kind = pred_equation[0] if pred_equation else None
+        gold_kind = gold_equation[0] if gold_equation else None
+        if pred_kind == "assign" and gold_kind == "assign":
+            if _squash(pred_equation[1]) != _squash(gold_equation[1]):
+                return False  # y = 3 is not x = 3
+            return self.compare(pred_equation[2], gold_equation[2])
+        if pred_kind == "assign" and gold_kind is None:
+            return self.compare(pred_equation[2], gold)
+        if gold_kind == "assign" and pred_kind is None:
+            return self.compare(pred, gold_equation[2])
+        if pred_kind is None or gold_kind is None:
+            return False  # 7 = 11a + c is not 11a + c
+        return self._leaf(pred, gold)  # two equations: sympy compares their solution sets
+
+    def _items(self, text: str) -> list[str]:
+        found = sequence(text)
+        return found[1] if found is not None and found[0] in ("set", "list") else [text]
+
+    def _leaf(self, pred: str, gold: str) -> Verdict:
+        return self.leaf(pred, gold) if self.leaf is not None else None
+
+    def _ordered(self, pred: list[str], gold: list[str]) -> Verdict:
+        if len(pred) != len(gold):
+            return False
+        return _all_of([self.compare(p, g) for p, g in zip(pred, gold)])
+
+    def _unordered(self, pred: list[str], gold: list[str]) -> Verdict:
+        if len(pred) != len(gold):
+            return False
+        unused = list(range(len(gold)))
+        for item in pred:
+            undecided = False
+            for j in unused:  # lazily: with a sympy leaf every comparison costs milliseconds
+                verdict = self.compare(item, gold[j])
+                if verdict is True:
+                    unused.remove(j)
+                    break
+                undecided = undecided or verdict is None
+            else:
+                # Unmatched for sure only if every remaining candidate is surely unequal.
+                return None if undecided else False
+        return True
+
+
+def _all_of(verdicts: list[Verdict]) -> Verdict:
+    if any(v is False for v in verdicts):
+        return False
+    return True if all(v is True for v in verdicts) else None
+
+
+_FAST = Comparison()
+
+
+def fast_compare(pred: str, gold: str) -> Verdict:
+    """Compare two normalized answers without sympy: True/False when certain, None when sympy must decide."""
+    return _FAST.compare(pred, gold)
