@@ -10,30 +10,7 @@ that env's ``info["error"]`` (with ``truncated=True`` and reward 0) and the rest
 A hung env is replaced by a fresh one from its factory (see :mod:`envgym.vector_backends` for how each
 backend stops it, and what happens to the envs that shared its worker process).
 
-Autoreset (``autoreset_mode``), as in Gymnasium 1.x:
-
-- ``"next_step"`` (default): the step that ends an episode returns its own last messages, reward and
-  ``terminated``/``truncated``; the *next* ``step`` that gives that env an action resets it instead (the
-  action is ignored) and returns the first messages of the new episode with reward 0, both flags False and
-  the reset's info.
-- ``"same_step"``: the ending step resets the env at once and returns the new episode's first messages; the
-  finished episode's last messages and info are in ``info["final_observation"]`` / ``info["final_info"]``
-  and the reset's info in ``info["reset_info"]``. The finished step's reward and flags are returned as they
-  were. (Gymnasium 0.29's behaviour, and envgym's ``autoreset=True`` before.)
-- ``"disabled"``: an ended env stays ended; stepping it reports ``ResetNeeded`` until ``reset``.
-
-An autoreset uses the ``options`` of that env's last explicit ``reset`` (a GRPO group keeps its
-``task_index``) and ``seed=None``, so the env draws its next episode from its own RNG stream, which the last
-explicit ``reset(seed=...)`` seeded: a seeded run replays exactly, episode after episode. An env replaced
-after a failure has lost that stream, so its next autoreset is seeded with
-``numpy.random.SeedSequence([seed, k]).generate_state(1)[0]`` (``seed`` of the last explicit reset, ``k`` the
-episode's number since it). After a failure (``info["error"]``) an autoreset mode resets the env on its next
-step the same way, in ``same_step`` mode too (a failed step has no next observation to return).
-
-Differences from ``gymnasium.vector``: lists of messages, not stacked arrays; idle envs (``None``) are not
-stepped; the same-step final observation is ``info["final_observation"]`` per env (Gymnasium 1.x:
-``final_obs`` in a batched info); autoreset passes the caller's options and a deterministic seed (Gymnasium
-resets with ``seed=None`` and no options); failures are reported per env instead of raised.
+Autoreset modes and the differences from ``gymnasium.vector`` are documented on :class:`VectorEnv`.
 
 Where the envs run is a backend: ``sync`` (a loop in this thread), ``thread`` (a thread pool: envs whose
 steps wait on I/O, sandboxes or servers), ``process`` (worker processes: CPU-heavy verifiers), and ``ray``
@@ -50,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from envgym.core import Action, Message, ResetNeeded
 from envgym.vector_backends import BACKENDS, Call, EnvFactory, Replaced, error_result
@@ -64,20 +42,50 @@ class VectorEnv:
     """A batch of envs stepped together (see the module docstring). Build one with :func:`make_vec`.
 
     ``step_timeout``: seconds a reset or step of one env may take before it is reported as
-    ``info["error"] = "step timeout after Xs"`` and the env is replaced (``None``: wait forever)."""
+    ``info["error"] = "step timeout after Xs"`` and the env is replaced (``None``: wait forever).
+
+    Autoreset (``autoreset_mode``), as in Gymnasium 1.x:
+
+    - ``"next_step"`` (default): the step that ends an episode returns its own last messages, reward and
+      ``terminated``/``truncated``; the *next* ``step`` that gives that env an action resets it instead (the
+      action is ignored) and returns the first messages of the new episode with reward 0, both flags False and
+      the reset's info.
+    - ``"same_step"``: the ending step resets the env at once and returns the new episode's first messages; the
+      finished episode's last messages and info are in ``info["final_observation"]`` / ``info["final_info"]``
+      and the reset's info in ``info["reset_info"]``. The finished step's reward and flags are returned as they
+      were. (Gymnasium 0.29's behaviour, and envgym's ``autoreset=True`` before.)
+    - ``"disabled"``: an ended env stays ended; stepping it reports ``ResetNeeded`` until ``reset``.
+
+    ``gymnasium.vector.AutoresetMode`` members are accepted too.
+
+    An autoreset uses the ``options`` of that env's last explicit ``reset`` (a GRPO group keeps its
+    ``task_index``) and ``seed=None``, so the env draws its next episode from its own RNG stream, which the last
+    explicit ``reset(seed=...)`` seeded: a seeded run replays exactly, episode after episode. An env replaced
+    after a failure has lost that stream, so its next autoreset is seeded with
+    ``numpy.random.SeedSequence([seed, k]).generate_state(1)[0]`` (``seed`` of the last explicit reset, ``k`` the
+    episode's number since it). After a failure (``info["error"]``) an autoreset mode resets the env on its next
+    step the same way, in ``same_step`` mode too (a failed step has no next observation to return).
+
+    Differences from ``gymnasium.vector``: lists of messages, not stacked arrays; idle envs (``None``) are not
+    stepped; the same-step final observation is ``info["final_observation"]`` per env (Gymnasium 1.x:
+    ``final_obs`` in a batched info); autoreset passes the caller's options and a deterministic seed (Gymnasium
+    resets with ``seed=None`` and no options); failures are reported per env instead of raised.
+    """
 
     def __init__(
         self,
         env_fns: Sequence[EnvFactory],
         *,
         mode: str = "sync",
-        autoreset_mode: str = "next_step",
+        autoreset_mode: str | AutoresetMode = "next_step",
         step_timeout: float | None = None,
         max_workers: int | None = None,
         env_ids: Sequence[str | None] | None = None,
     ):
         if not env_fns:
             raise ValueError("a vector env needs at least one env")
+        if isinstance(autoreset_mode, AutoresetMode):
+            autoreset_mode = autoreset_mode.name.lower()
         if autoreset_mode not in AUTORESET_MODES:
             raise ValueError(f"unknown autoreset_mode {autoreset_mode!r}; choose one of {', '.join(map(repr, AUTORESET_MODES))}")
         if step_timeout is not None and (isinstance(step_timeout, bool) or not isinstance(step_timeout, numbers.Real)
@@ -261,7 +269,7 @@ def make_vec(
     num_envs: int | None = None,
     *,
     mode: str = "sync",
-    autoreset_mode: str = "next_step",
+    autoreset_mode: str | AutoresetMode = "next_step",
     step_timeout: float | None = None,
     max_workers: int | None = None,
     **kwargs: Any,

@@ -129,7 +129,10 @@ class _ThreadPool:
             with self._lock:
                 job.started = time.monotonic()
                 job.batch.running.add(job)
-            result = _run_call(self._backend.envs, self._backend.env_fns, job.index, job.call)
+            try:
+                result = _run_call(self._backend.envs, self._backend.env_fns, job.index, job.call)
+            except BaseException as error:  # SystemExit and the like: answered, so the batch never waits forever
+                result = error_result(job.call[0], f"{type(error).__name__}: {error}")
             with self._lock:
                 if job.abandoned:
                     return  # this thread was replaced while the call hung: retire

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parent.parent / "docs"
-RUNNABLE_PAGES = ["quickstart.md", "custom-env.md"]
+RUNNABLE_PAGES = ["quickstart.md", "custom-env.md", "vector.md"]
 
 
 @pytest.mark.parametrize("page", RUNNABLE_PAGES)

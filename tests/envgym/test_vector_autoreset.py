@@ -165,3 +165,10 @@ def test_make_vec_names_the_new_parameter_when_given_the_old_autoreset_flag():
 def test_unknown_autoreset_mode_is_refused_with_the_choices():
     with pytest.raises(ValueError, match="'next_step', 'same_step', 'disabled'"):
         VectorEnv([Countdown], autoreset_mode="always")
+
+
+def test_gymnasium_autoreset_mode_members_are_accepted():
+    from gymnasium.vector import AutoresetMode
+
+    with VectorEnv([Countdown], autoreset_mode=AutoresetMode.SAME_STEP) as vector:
+        assert vector.autoreset_mode == "same_step"
