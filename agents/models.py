@@ -8,8 +8,11 @@ Transformers de-quantizes the GGUF to float weights when it loads it (about 20 s
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.util
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +66,51 @@ def load_tokenizer(name: str) -> Any:
 
     resolved = resolve_model(name)
     return AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
+
+
+def checkpoint_folder(resolved: ResolvedModel) -> str:
+    """A folder with ``config.json``, weights and tokenizer that any loader reads (vLLM among them): the
+    resolved folder or Hub id itself, or for a GGUF a float32 copy de-quantized once by ``transformers`` and
+    cached (``$ENVGYM_CACHE``, default ``~/.cache/envgym``), keyed by the file's path, size and mtime.
+
+    Why: vLLM's GGUF support is experimental (and a plugin in recent releases); without it a ``.gguf`` path
+    fails with "config file ... is not a valid JSON file", and quantized kernels are not what a CPU run wants."""
+    if resolved.gguf_file is None:
+        return resolved.path
+    gguf = Path(resolved.path, resolved.gguf_file).resolve()
+    stat = gguf.stat()
+    key = hashlib.sha256(f"{gguf}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+    target = cache_dir() / "dequantized" / f"{gguf.stem}-{key}"
+    if target.is_dir():
+        return str(target)
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{gguf.stem}-", dir=target.parent))
+    try:
+        loaded = AutoModelForCausalLM.from_pretrained(resolved.path, gguf_file=resolved.gguf_file, dtype=torch.float32)
+        # transformers refuses to save a model it loaded from GGUF (its weights are floats by now, but it still
+        # counts as quantized): the same weights go into a plain model of the same config.
+        config = loaded.config
+        del config.quantization_config
+        plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        plain.load_state_dict(loaded.state_dict())
+        plain.generation_config = loaded.generation_config
+        plain.save_pretrained(staging)
+        load_tokenizer(str(gguf)).save_pretrained(staging)
+        staging.rename(target)  # whole or absent: a reader never sees a half-written copy
+    except OSError:
+        if not target.is_dir():  # not another process's copy that won the race: a real failure
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return str(target)
+
+
+def cache_dir() -> Path:
+    """Where envgym keeps files it derives from others (``$ENVGYM_CACHE``, default ``~/.cache/envgym``)."""
+    return Path(os.environ.get("ENVGYM_CACHE") or Path.home() / ".cache" / "envgym")
 
 
 def packaged_model_dir() -> Path | None:

