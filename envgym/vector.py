@@ -242,7 +242,8 @@ class VectorEnv:
         for i, why in replaced.items():
             seed, options = self._seeds[i], self._autoreset_args[i][1]
             if seed is not None:
-                self._autoreset_args[i] = (int(np.random.SeedSequence([seed, self._episodes[i] + 1]).generate_state(1)[0]), options)
+                derived = np.random.SeedSequence([seed, self._episodes[i] + 1]).generate_state(1)[0]
+                self._autoreset_args[i] = (int(derived), options)
             if not self._active[i]:
                 continue
             self._active[i] = False

@@ -14,9 +14,11 @@ and why, so the vector env can end the episodes that were lost with them. How ea
   running) and a new thread takes its place. Without a timeout ``sync`` runs every call in the calling
   thread, as fast as a plain loop.
 - ``process``: the worker process holding the env is killed and respawned. Its other envs ("worker-mates")
-  die with it: those called in the same batch report ``info["error"] = "env lost: ..."`` (their results of
-  that batch were in the killed worker), and each is rebuilt fresh. Give each env its own worker
-  (``max_workers=num_envs``) when envs hang often and a mate's lost step matters.
+  die with it and are rebuilt fresh: those called in the same batch are answered
+  ``info["error"] = "env lost: ..."`` (their results of that batch were in the killed worker); the vector
+  env reports the same error at the next step of an idle mate that was mid-episode. Give each env its own
+  worker (``max_workers=num_envs``) when envs hang often and a mate's lost episode matters.
+- ``ray`` (:mod:`envgym.server.ray_backend`): as ``process``, with actors.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def _execute(env: Any, method: str, args: tuple) -> tuple:
         try:
             next_messages, reset_info = env.reset(seed=seed, options=options)
         except Exception as error:
-            next_messages, reset_info = [], {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
+            next_messages = []
+            reset_info = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=8)}
         info = {"final_observation": messages, "final_info": info, "reset_info": reset_info}
         messages = next_messages
     return messages, reward, terminated, truncated, info

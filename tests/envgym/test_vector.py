@@ -1,4 +1,6 @@
-"""Vector envs: partial stepping, isolation of failures, per-env RNGs, every mode (autoreset and timeouts have their own files)."""
+"""Vector envs: partial stepping, isolation of failures, per-env RNGs, every mode.
+
+Autoreset and step timeouts have their own files: test_vector_autoreset.py, test_vector_backends.py."""
 
 import asyncio
 

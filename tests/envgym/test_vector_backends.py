@@ -7,9 +7,9 @@ import textwrap
 import threading
 import time
 
+import numpy as np
 import pytest
 from gymnasium.utils import seeding
-import numpy as np
 
 from envgym import Env
 from envgym.vector import VectorEnv
