@@ -3,7 +3,7 @@
 import pytest
 
 import envgym
-from envgym.agents.openai_policy import OpenAIPolicy, OpenAIPolicyError
+from envgym.agents.openai_policy import OpenAIPolicy
 from envgym.agents.policy import SamplingParams, render_prompt
 from envgym.agents.rollout import rollout
 from envgym.agents.transformers_policy import TransformersPolicy
