@@ -1,7 +1,7 @@
 """Verifiers: turn a model's answer into a reward you can trust.
 
-- :mod:`envgym.verifiers.math`: ``extract_answer``, ``equivalent`` (fast paths, then math-verify + sympy in
-  worker processes with a hard timeout), ``grade``.
+- :mod:`envgym.verifiers.math`: ``extract_answer``, ``equivalent`` (fast paths, then sympy in worker
+  processes with a hard timeout), ``grade``; tested against Math-Verify's public cases.
 - :mod:`envgym.verifiers.qa`: SQuAD-normalized exact match and token F1 against several golds.
 - :mod:`envgym.verifiers.choice`: multiple-choice letter extraction; numeric answers with a tolerance.
 - :mod:`envgym.verifiers.vote`: majority vote over a group of responses (label-free RL, TTRL).

@@ -1,10 +1,16 @@
-"""`envgym bench verify`: throughput and accuracy of ``envgym.verifiers.math.equivalent`` on the project's
-labelled pairs, side by side with math-verify called directly (``verify(parse(gold), parse(pred))``) in the
-same run.
+"""`envgym bench verify`: accuracy and speed of envgym's math verifier beside math-verify's, measured in the
+same run, on two sets:
 
-Both are measured the same way: one untimed warm-up pass (worker start-up, parser tables), then timed passes
-with every result and parse cache cleared first, so the numbers are steady-state costs of new answers, not
-memoized lookups. math-verify runs on the main thread with its own defaults (it cannot run elsewhere).
+- the project's labelled answer pairs (``math_pairs.jsonl``): ``equivalent(pred, gold)`` against math-verify
+  called directly (``verify(parse(gold), parse(pred))``, its defaults);
+- Math-Verify's own public regression cases (``math_verify_cases.jsonl``, full model outputs and reference
+  solutions): ``grade`` with the gold's extracted answer (:mod:`envgym.verifiers.math_verify_suite`) against
+  math-verify called exactly as its own tests call it. Reported: agreement with the expected labels, false
+  positives (equal where the label says unequal), cases/s and the slowest case.
+
+Both verifiers are measured the same way: one untimed warm-up pass (worker start-up, parser tables), then
+timed passes with every result and parse cache cleared first, so the numbers are steady-state costs of new
+answers, not memoized lookups. math-verify runs on the main thread (its timeouts use SIGALRM).
 """
 
 from __future__ import annotations
@@ -40,6 +46,44 @@ def _timed_passes(check, reset, pairs: list[dict[str, Any]], passes: int) -> dic
             "wrong": len(wrong), "wrong_pairs": wrong[:20]}
 
 
+def _suite_passes(verdict_of, reset, cases: list[dict[str, Any]], passes: int) -> dict[str, Any]:
+    """The fastest of ``passes`` timed passes over the outside suite, after one untimed warm-up pass."""
+    from envgym.verifiers.math_verify_suite import score
+
+    score(verdict_of, cases)  # warm-up, untimed
+    runs = []
+    for _ in range(passes):
+        reset()
+        runs.append(score(verdict_of, cases))
+    best = min(runs, key=lambda run: run["seconds"])
+    best["slowest_case_s"] = max(run["slowest_case_s"] for run in runs)
+    best["disagreements"] = best["disagreements"][:20]
+    return best
+
+
+def suite_report(cases: list[dict[str, Any]], passes: int) -> dict[str, Any]:
+    """Ours and math-verify's numbers on Math-Verify's public cases, measured in the same run."""
+    from envgym.verifiers.math import clear_cache
+    from envgym.verifiers.math_verify_suite import math_verify_verdict, our_verdict
+
+    report: dict[str, Any] = {"cases": len(cases), "ours": _suite_passes(our_verdict, clear_cache, cases, passes)}
+    try:
+        import logging
+
+        from math_verify import parser
+    except ImportError:
+        return report
+    logging.getLogger("math_verify").setLevel(logging.CRITICAL)
+
+    def reset() -> None:
+        for cached in (parser.parse_latex_cached, parser.parse_expr_cached, parser.extract_latex):
+            cached.cache_clear()
+
+    report["math_verify"] = _suite_passes(math_verify_verdict, reset, cases, passes)
+    report["speedup"] = report["ours"]["cases_per_s"] / report["math_verify"]["cases_per_s"]
+    return report
+
+
 def _ours(pairs: list[dict[str, Any]], passes: int) -> dict[str, Any]:
     from envgym.verifiers.math import clear_cache, equivalent
     from envgym.verifiers.symbolic import shared_pool
@@ -73,8 +117,10 @@ def bench_verify(
     quick: bool = typer.Option(False, "--quick", help="One timed pass."),
     as_json: bool = typer.Option(False, "--json", help="Print only the JSON line."),
 ) -> None:
-    """Pairs/s and accuracy of envgym's math verifier and of math-verify on the labelled set."""
+    """Accuracy and speed of envgym's math verifier and of math-verify on the labelled pairs and on
+    Math-Verify's public regression cases."""
     from envgym.benchmarks.report import emit, machine
+    from envgym.verifiers.math_verify_suite import load_cases
 
     pairs = labelled_pairs()
     passes = 1 if quick else max(1, passes)
@@ -84,5 +130,6 @@ def bench_verify(
     if peer is not None:
         result["math_verify"] = peer
         result["speedup"] = ours["pairs_per_s"] / peer["pairs_per_s"]
+    result["math_verify_suite"] = suite_report(load_cases(), passes)
     result["machine"] = machine()
     emit(result, as_json)

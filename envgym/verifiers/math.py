@@ -1,12 +1,14 @@
 """Math answer checking: extract the final answer, decide equivalence, grade a response.
 
-``equivalent(pred, gold)`` runs in three stages, cheapest first:
+``extract_answer`` lives in :mod:`envgym.verifiers.math_extract`. ``equivalent(pred, gold)`` runs in three
+stages, cheapest first:
 
-1. normalization and exact/numeric/structural fast paths (:mod:`envgym.verifiers.math_normalize`), which
-   decide most real pairs in microseconds without sympy;
+1. normalization (:mod:`envgym.verifiers.math_normalize`) and the structural comparison with exact numbers
+   (:mod:`envgym.verifiers.math_structure`), which decide most real pairs in microseconds without sympy;
 2. guards: answers longer than ``MAX_ANSWER_CHARS`` and integer powers too large to expand are unequal;
-3. math-verify + sympy in a pool of worker processes (:mod:`envgym.verifiers.symbolic`) with a hard timeout:
-   a comparison that overruns gets its worker killed and counts as unequal.
+3. the same structural comparison with a sympy leaf (:mod:`envgym.verifiers.math_sympy`) in a pool of worker
+   processes (:mod:`envgym.verifiers.symbolic`) with a hard timeout: a comparison that overruns gets its
+   worker killed and counts as unequal.
 
 Everything here is thread-safe and never blocks past the timeout (after the workers' one-time start), so it
 can be called from threads, ``asyncio.to_thread`` and FastAPI endpoints. Results are cached (LRU) because RL

@@ -28,7 +28,8 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*(\{)?")
 _GSM8K = re.compile(r"####\s*(?P<answer>[^\n]+)")
 # Minerva's prompt format ends every solution with this sentence; "I hope" marks where the answer stops.
 _MINERVA = re.compile(r"final answer is\s*:?\s*(?P<answer>[^\n]*?)\s*\.?\s*I hope", re.IGNORECASE)
-_FINAL_ANSWER_IS = re.compile(r"final answer\b(?:(?!I hope)[^\n]){0,100}?\s+is\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE)
+_FINAL_ANSWER_IS = re.compile(r"final answer\b(?:(?!I hope)[^\n]){0,100}?\s+is\s*:?\s*(?P<answer>[^\n]+)",
+                              re.IGNORECASE)
 _ANSWER_IS = re.compile(r"\banswer\s*(?:is|:)\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE)
 _MATH_SPAN = re.compile(
     r"(?<!\\)\$\$(?P<display_dollar>.+?)(?<!\\)\$\$"
@@ -42,7 +43,8 @@ _PERCENT_AFTER = re.compile(r"\s*(?:\\?%|percent(?:age)?\b|pct\b)", re.IGNORECAS
 _JOINER = re.compile(r"\s*(?:,|;)?\s*(?:\\text\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)?\s*(?:,|;)?\s*$", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.,\\^_{])-?[$€£¥₹]?"
-    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?(?!\d)|\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?|\.\d+)"
+    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?(?!\d)"  # 1,000.5 and 1 000
+    r"|\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?|\.\d+)"  # 12, 2,74 (decimal comma), 2/3, .5
     r"(?:\s*(?:%|percent(?:age)?\b|pct\b))?"
 )
 _FIRST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?")

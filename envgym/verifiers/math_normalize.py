@@ -8,9 +8,10 @@ wrappers, degrees, currency and thousands separators in all their LaTeX forms (`
 
 Number conventions (each is a labelled pair in ``math_pairs.jsonl`` or a Math-Verify case):
 - ``x%`` equals both ``x`` and ``x/100``;
-- a decimal with at least ``MIN_SIGNIFICANT_DIGITS`` significant digits stands for the values it rounds or
-  truncates (within one unit of its last digit: ``0.333333`` = 1/3), a relative tolerance of at most 1e-5;
-  shorter decimals are exact (``0.3333`` != 1/3, ``0.000000`` != ``0.000001``);
+- a decimal with at least ``MIN_SIGNIFICANT_DIGITS`` significant digits stands for the values that round or
+  truncate to it (``0.333333`` and ``0.666667`` are 1/3 and 2/3; ``1.0000001`` is not 1), a relative tolerance
+  of at most 1e-5; shorter decimals are exact (``0.3333`` != 1/3, ``0.000000`` != ``0.000001``: no absolute
+  tolerance, so 0 equals only 0);
 - ``204_5`` is a number in base 5 (= 54);
 - numbers with more than ``MAX_DIGITS`` digits (``9^{9^{9}}``) are never expanded.
 """
@@ -54,8 +55,10 @@ _RELATIONS = (
     (re.compile(r"\\lt(?![A-Za-z])"), " < "),
     (re.compile(r"\\gt(?![A-Za-z])"), " > "),
 )
-_MATRIX_ENVIRONMENT = re.compile(r"\\begin\{(?:[bB]matrix|smallmatrix|array\}\{[^{}]*)\}(.*?)\\end\{(?:[bB]matrix|smallmatrix|array)\}",
-                                 re.DOTALL)
+_MATRIX_ENVIRONMENT = re.compile(
+    r"\\begin\{(?:[bB]matrix|smallmatrix|array\}\{[^{}]*)\}(.*?)\\end\{(?:[bB]matrix|smallmatrix|array)\}", re.DOTALL
+)
+_BRACKETED_MATRIX = re.compile(r"^[(\[]\s*(\\begin\{pmatrix\}(?:(?!\\begin).)*\\end\{pmatrix\})\s*[)\]]$", re.DOTALL)
 _FRAC_SHORT = re.compile(r"\\frac\s*(\d)\s*(\d)")
 _FRAC_HALF_BRACED = re.compile(r"\\frac\s*(\d)\s*\{|\\frac\s*(\{[^{}]*\})\s*(\d)")
 _FRAC_NAME = re.compile(r"\\[dtc]frac")
@@ -119,6 +122,13 @@ def _strip_wrappers(text: str) -> str:
     return text
 
 
+def _brace_fraction(match: re.Match[str]) -> str:
+    """``\\frac3{4}`` and ``\\frac{3}4`` as ``\\frac{3}{4}``."""
+    if match.group(1):
+        return f"\\frac{{{match.group(1)}}}{{"
+    return f"\\frac{match.group(2)}{{{match.group(3)}}}"
+
+
 def normalize(answer: str) -> str:
     """A canonical string for an extracted answer (see the module docstring for what changes)."""
     text = _DOUBLE_ESCAPED.sub(r"\\", answer)
@@ -133,9 +143,10 @@ def normalize(answer: str) -> str:
     for pattern, spelling in _RELATIONS:
         text = pattern.sub(lambda _, spelling=spelling: spelling, text)
     text = _MATRIX_ENVIRONMENT.sub(r"\\begin{pmatrix}\1\\end{pmatrix}", text)
+    text = _BRACKETED_MATRIX.sub(r"\1", text.strip())  # \left[\begin{array}...\end{array}\right] is the matrix
     text = _FRAC_NAME.sub(r"\\frac", text)
     text = _FRAC_SHORT.sub(r"\\frac{\1}{\2}", text)
-    text = _FRAC_HALF_BRACED.sub(lambda m: f"\\frac{{{m.group(1)}}}{{" if m.group(1) else f"\\frac{m.group(2)}{{{m.group(3)}}}", text)
+    text = _FRAC_HALF_BRACED.sub(_brace_fraction, text)
     text = _SQRT_SHORT.sub(r"\\sqrt{\1}", text)
     text = re.sub(r"([\^_])\{(\w)\}", r"\1\2", text)  # e^{2} -> e^2, a_{3} -> a_3
     text = re.sub(r"\s+", " ", text).strip()
@@ -240,18 +251,24 @@ def numbers_equal(a: Number, b: Number) -> bool:
 
 
 def values_equal(x: Fraction | float, x_number: Number | None, y: Fraction | float, y_number: Number | None) -> bool:
-    """``x == y``, or within one unit of the last digit of a decimal literal with at least
-    ``MIN_SIGNIFICANT_DIGITS`` significant digits (``x_number``/``y_number`` say how each was written)."""
+    """``x == y``, or one side is a decimal literal with at least ``MIN_SIGNIFICANT_DIGITS`` significant digits
+    that the other value rounds or truncates to (``x_number``/``y_number`` say how each was written)."""
     if isinstance(x, float) or isinstance(y, float):  # infinities
         return x == y
     if x == y:
         return True
-    for number in (x_number, y_number):
-        if (number is not None and number.significant_digits is not None
-                and number.significant_digits >= MIN_SIGNIFICANT_DIGITS
-                and abs(x - y) <= Fraction(1, 10**number.fractional_digits)):
-            return True
-    return False
+    return _written_for(x, x_number, y) or _written_for(y, y_number, x)
+
+
+def _written_for(literal: Fraction, number: Number | None, value: Fraction) -> bool:
+    """Whether the decimal ``literal`` is ``value`` rounded or truncated to the literal's last digit: ``value``
+    lies in [literal - unit/2, literal + unit) away from zero, one unit being 10^-(fractional digits)."""
+    if number is None or number.significant_digits is None or number.significant_digits < MIN_SIGNIFICANT_DIGITS:
+        return False
+    unit = Fraction(1, 10**number.fractional_digits)
+    sign = -1 if literal < 0 else 1
+    offset = sign * (value - literal)  # how far value lies beyond the literal, away from zero
+    return -unit / 2 <= offset < unit
 
 
 def decimal_comma(text: str) -> Number | None:

@@ -99,6 +99,12 @@ def _parse_plain(text: str) -> sympy.Basic:
     return sympy.Eq(*sides, evaluate=False) if len(sides) == 2 else sides[0]
 
 
+def _decimal_as_fraction(match: re.Match[str]) -> str:
+    """``10.5`` as ``{\\frac{105}{10}}``."""
+    whole, fraction = match.groups()
+    return f"{{\\frac{{{whole}{fraction}}}{{1{'0' * len(fraction)}}}}}"
+
+
 def parse(text: str) -> sympy.Basic:
     """One answer as a sympy object; raises :class:`Unparseable` if it does not parse to a defined value."""
     parsed = None
@@ -112,7 +118,7 @@ def parse(text: str) -> sympy.Basic:
         from latex2sympy2_extended import latex2sympy
 
         try:  # decimals as exact fractions before latex2sympy evaluates anything with them
-            parsed = latex2sympy(_DECIMAL.sub(lambda m: f"{{\\frac{{{m.group(1)}{m.group(2)}}}{{1{'0' * len(m.group(2))}}}}}", text))
+            parsed = latex2sympy(_DECIMAL.sub(_decimal_as_fraction, text))
         except Exception as error:
             raise Unparseable(f"cannot parse {text!r}: {error}") from None
     if isinstance(parsed, sympy.logic.boolalg.BooleanAtom) or not isinstance(parsed, (sympy.Basic, sympy.MatrixBase)):

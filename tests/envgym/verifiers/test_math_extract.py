@@ -33,6 +33,19 @@ def test_last_number_is_opt_in():
     assert extract_answer("I think 41, no, 42", formats=("boxed", "last_number")) == "42"
 
 
+def test_formats_are_tried_in_order_and_a_tuple_is_one_tier_where_the_later_answer_wins():
+    text = "\\boxed{1} was a slip; #### 2"
+    assert extract_answer(text, formats=("boxed", "gsm8k")) == "1"
+    assert extract_answer(text, formats=(("boxed", "gsm8k"),)) == "2"
+
+
+def test_an_answer_in_prose_needs_the_lenient_formats():
+    from envgym.verifiers.math import LENIENT_FORMATS
+
+    assert extract_answer("We get $x = 5$ in the end.") is None
+    assert extract_answer("We get $x = 5$ in the end.", formats=LENIENT_FORMATS) == "x = 5"
+
+
 def test_unknown_formats_are_rejected():
     with pytest.raises(ValueError, match="unknown answer formats"):
         extract_answer("x", formats=("boxed", "latex"))
