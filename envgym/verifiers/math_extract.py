@@ -47,6 +47,9 @@ _NUMBER = re.compile(
     r"|\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?|\.\d+)"  # 12, 2,74 (decimal comma), 2/3, .5
     r"(?:\s*(?:%|percent(?:age)?\b|pct\b))?"
 )
+_LABEL = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?\s*=\s*$")  # "y_2 =" just before the next box names it
+_CONTINUATION = re.compile(r"\b(?:so|thus|hence|therefore|then|is|are|was|equals?|gives?|get|we|which|that|but|not)\b|=",
+                           re.IGNORECASE)
 _FIRST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?")
 _SHORT_ANSWER_WORDS = 4
 
@@ -98,11 +101,14 @@ def _boxes(text: str) -> list[tuple[str, int, int]]:
 
 def _joins(between: str) -> bool:
     """Whether the text between two answers joins them into one list: only punctuation, math delimiters and
-    spacing, plus at most a short phrase with "and"/"or" ("\\quad \\text{and} \\quad", "papers and")."""
+    spacing, or a short phrase with "and"/"or" ("\\quad \\text{and} \\quad", "papers and") that does not go
+    on with the argument ("and hence the area is" separates an intermediate result from the answer)."""
+    between = _LABEL.sub("", between.strip())
     stripped = re.sub(r"\\(?:quad|qquad|text|[()\[\]$,;!: ])|[{}$]", " ", between)
     if not re.search(r"[A-Za-z]", stripped):
         return True
-    return len(stripped) <= 40 and re.search(r"\b(?:and|or)\b", stripped) is not None
+    return (len(stripped) <= 40 and re.search(r"\b(?:and|or)\b", stripped, re.IGNORECASE) is not None
+            and _CONTINUATION.search(stripped) is None)
 
 
 def _grouped(items: list[tuple[str, int, int]], text: str) -> Match | None:

@@ -107,7 +107,7 @@ def sequence(text: str) -> tuple[str, list[str]] | None:
         separator = _COMMA if "," in inner else _SEMICOLON
         items = split_top(inner, separator)
         if opening == "{":
-            return "set", [] if items == [""] else _distinct(items)
+            return "set", [] if items == [""] else _distinct(_expand_plus_minus(items))
         return (opening + closing, items) if len(items) >= 2 else None
     separator = _LIST_SEPARATOR if words(text) is None else _SEMICOLON
     items = split_top(text, separator)
@@ -115,7 +115,12 @@ def sequence(text: str) -> tuple[str, list[str]] | None:
         return None
     if len(split_top(text, _SEMICOLON)) > 1:  # p=5, q=2; p=7, q=2 is two pairs
         items = [_assignments_as_tuple(group) for group in split_top(text, _SEMICOLON)]
-    return "list", _distinct(items)
+    return "list", _distinct(_expand_plus_minus(items))
+
+
+def _expand_plus_minus(items: list[str]) -> list[str]:
+    """In a set or list, ``1 \\pm \\sqrt5`` is two items."""
+    return [expanded for item in items for expanded in (plus_minus(item) or [item])]
 
 
 def _distinct(items: list[str]) -> list[str]:
@@ -140,16 +145,11 @@ def matrix(text: str) -> list[list[str]] | None:
 
 
 def plus_minus(text: str) -> list[str] | None:
-    """``a \\pm b`` as ``[a+b, a-b]`` (``\\pm b`` as ``[b, -b]``); None without exactly one top-level ``\\pm``."""
-    parts = split_top(text, _PLUS_MINUS)
-    if len(parts) != 2:
+    """An answer with one ``\\pm`` as its two values (``a \\pm b`` is ``a + b`` and ``a - b``; the sign applies to
+    the term after it, wherever it stands, e.g. ``\\frac{1 \\pm \\sqrt5}{2}``); None without exactly one."""
+    if len(_PLUS_MINUS.findall(text)) != 1:
         return None
-    base, offset = parts
-    if not offset:
-        return None
-    if len(split_top(offset, re.compile(r"[+-]"))) > 1:
-        offset = f"({offset})"
-    return [f"{base}+{offset}", f"{base}-{offset}"] if base else [offset, f"-{offset}"]
+    return [_PLUS_MINUS.sub(lambda _: sign, text) for sign in ("+", "-")]
 
 
 # --- equations and relations ------------------------------------------------------------------------
@@ -170,6 +170,8 @@ def equation(text: str) -> tuple[str, str, str] | tuple[str, str] | None:
     """How an answer with ``=`` (or ``\\approx``) reads: ``("assign", name, value)``, ``("value", value)``
     for chains and computations whose left side is not a name, ``("equation", text)`` otherwise; None
     without a top-level ``=``."""
+    if len(split_top(text, _COMMA)) > 1 or len(split_top(text, _SEMICOLON)) > 1:
+        return None  # x = 3, y = 4 is a list of equations
     approx = split_top(text, _APPROX)
     if len(approx) > 1:  # x \approx 11 means 11; 1/3 \approx 0.33 means the exact 1/3
         text = f"{approx[0]} = {approx[-1]}" if is_name(approx[0]) else approx[0]
@@ -181,6 +183,11 @@ def equation(text: str) -> tuple[str, str, str] | tuple[str, str] | None:
     if len(parts) > 2 or not any(_has_variable(part) for part in parts):
         return "value", parts[-1]
     return "equation", text
+
+
+def _assigns_a_sequence(text: str) -> bool:
+    found = equation(text)
+    return found is not None and found[0] != "equation" and sequence(found[-1]) is not None
 
 
 def _has_variable(text: str) -> bool:
@@ -269,7 +276,9 @@ class Comparison:
 
     def _structures(self, pred: str, gold: str, has_number: bool) -> Verdict | str:
         """The verdict on two answers of which at least one has structure, or ``"scalar"`` if neither has."""
-        pred_pm, gold_pm = plus_minus(pred), plus_minus(gold)
+        pred_sequence, gold_sequence = sequence(pred), sequence(gold)
+        pred_pm = plus_minus(pred) if pred_sequence is None else None
+        gold_pm = plus_minus(gold) if gold_sequence is None else None
         if pred_pm or gold_pm:
             return self._unordered(pred_pm or self._items(pred), gold_pm or self._items(gold))
 
@@ -280,7 +289,6 @@ class Comparison:
             return self._ordered([c for r in pred_matrix for c in r], [c for r in gold_matrix for c in r])
 
         pred_union, gold_union = split_top(pred, _CUP), split_top(gold, _CUP)
-        pred_sequence, gold_sequence = sequence(pred), sequence(gold)
         pred_is_set = len(pred_union) > 1 or (pred_sequence is not None and pred_sequence[0] != "list")
         gold_is_set = len(gold_union) > 1 or (gold_sequence is not None and gold_sequence[0] != "list")
         if is_relation(gold) and pred_is_set:
@@ -305,8 +313,9 @@ class Comparison:
             return self._ordered(pred_items, gold_items)
         if (pred_sequence is None) != (gold_sequence is None):
             # A number, or any single expression, never equals a tuple, list or set of several items; an
-            # assignment to a tuple, (p, q) = (3, 2), is decided as an equation below.
-            if has_number or not (equation(pred) or equation(gold)):
+            # assignment of a tuple, (p, q) = (3, 2), is decided as an equation below.
+            single = pred if pred_sequence is None else gold
+            if has_number or not _assigns_a_sequence(single):
                 return False
         if pred_matrix is not None or gold_matrix is not None:
             return self._leaf(pred, gold)  # a product or sum of matrices against a matrix

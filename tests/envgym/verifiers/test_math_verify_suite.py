@@ -61,6 +61,11 @@ def test_adjacent_boxes_form_one_set_answer_and_boxes_separated_by_prose_do_not(
     assert extract_answer("First \\boxed{1}, then after checking everything again \\boxed{2}") == "2"
 
 
+def test_boxes_joined_by_and_that_goes_on_with_the_argument_are_not_one_answer():
+    assert extract_answer("We get \\boxed{12} and hence the area is \\boxed{144}") == "144"
+    assert extract_answer("\\( y_1 = \\boxed{3} \\) and \\( y_2 = \\boxed{4} \\)") == "3, 4"
+
+
 @pytest.mark.parametrize("response", ["Answer \\( 9 \\)", "Answer $$ \n 9 \n $$", "Answer \\[ 9 \\]", "Answer $9$"])
 def test_inline_and_display_math_delimiters_are_answers_in_the_lenient_formats(response):
     assert extract_answer(response, LENIENT_FORMATS) == "9"
@@ -140,6 +145,17 @@ def test_expressions_are_compared_at_random_points_drawn_per_comparison():
 def test_assignments_to_different_variables_are_not_equal():
     assert not equivalent("y=3", "x=3")
     assert equivalent("x=3", "x = 3") and equivalent("x=3", "3")
+
+
+def test_one_assignment_never_equals_a_list_of_them():
+    assert not equivalent("x = 4", "x = 3, y = 4")
+    assert equivalent("(3, 2)", "(p, q) = (3, 2)")
+
+
+def test_plus_minus_is_two_values_wherever_it_stands():
+    assert equivalent("\\frac{1+\\sqrt5}{2}, \\frac{1-\\sqrt5}{2}", "x = \\frac{1 \\pm \\sqrt5}{2}")
+    assert equivalent("\\{1+\\sqrt{5}, -2, 1-\\sqrt5\\}", "\\{1\\pm\\sqrt{5},-2\\}")
+    assert not equivalent("2021", "\\pm 2021")
 
 
 def test_floats_are_compared_relatively_with_no_absolute_floor_except_exact_zero():
