@@ -40,7 +40,6 @@ _MATH_SPAN = re.compile(
     re.DOTALL,
 )
 _PERCENT_AFTER = re.compile(r"\s*(?:\\?%|percent(?:age)?\b|pct\b)", re.IGNORECASE)
-_JOINER = re.compile(r"\s*(?:,|;)?\s*(?:\\text\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)?\s*(?:,|;)?\s*$", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.,\\^_{])-?[$€£¥₹]?"
     r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?(?!\d)"  # 1,000.5 and 1 000

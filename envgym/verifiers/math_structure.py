@@ -50,7 +50,6 @@ _MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "sq
                "mod", "gcd", "lcm", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "infty", "inf", "oo"}
 _ARTICLES = {"a", "an", "the"}
 _ONE_LETTER_UNITS = set("mgslhVWJK")
-_INTERVAL_KINDS = {"()", "[]", "(]", "[)"}
 
 
 # --- splitting --------------------------------------------------------------------------------------
@@ -134,6 +133,11 @@ def _assignments_as_tuple(group: str) -> str:
     if len(parts) > 1 and all(a is not None and a[0] == "assign" for a in assignments):
         return "(" + ", ".join(a[2] for a in assignments) + ")"
     return group
+
+
+def union_parts(text: str) -> list[str]:
+    """The parts of ``A \\cup B \\cup ...`` (one part if there is no top-level union)."""
+    return split_top(text, _CUP)
 
 
 def matrix(text: str) -> list[list[str]] | None:
@@ -288,7 +292,7 @@ class Comparison:
                 return False
             return self._ordered([c for r in pred_matrix for c in r], [c for r in gold_matrix for c in r])
 
-        pred_union, gold_union = split_top(pred, _CUP), split_top(gold, _CUP)
+        pred_union, gold_union = union_parts(pred), union_parts(gold)
         pred_is_set = len(pred_union) > 1 or (pred_sequence is not None and pred_sequence[0] != "list")
         gold_is_set = len(gold_union) > 1 or (gold_sequence is not None and gold_sequence[0] != "list")
         if is_relation(gold) and pred_is_set:

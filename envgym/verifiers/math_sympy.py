@@ -30,7 +30,7 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from envgym.verifiers.math_normalize import parse_number, values_equal
-from envgym.verifiers.math_structure import split_top, wrapped
+from envgym.verifiers.math_structure import is_relation, split_top, union_parts, wrapped
 
 _RANDOM = random.SystemRandom()
 _POINTS = 3
@@ -50,7 +50,6 @@ _LATEX_REWRITES = (
     (re.compile(r"\^\{([^{}]*)\}"), r"^(\1)"),
 )
 _LATEX_NAMES = re.compile(r"\\(pi|sin|cos|tan|ln|exp|cdot|times)(?![A-Za-z])")
-_CUP = re.compile(r"\\cup(?![A-Za-z])")
 _DECIMAL = re.compile(r"(?<![\d.])(\d+)\.(\d+)(?![\d.])")
 _UNEVALUATED = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Limit, sympy.Derivative)
 _INFINITIES = {"\\infty": sympy.oo, "+\\infty": sympy.oo, "-\\infty": -sympy.oo}
@@ -139,7 +138,7 @@ def _parse_set(text: str) -> sympy.Set:
     """An interval, ``\\{...\\}`` set or union of them, built from their parts (``(a, b)`` is read as an
     interval here: the other side is an inequality)."""
     parts = []
-    for part in split_top(text, _CUP):
+    for part in union_parts(text):
         shape = wrapped(part)
         if shape is None:
             parsed = parse(part)
@@ -165,7 +164,7 @@ def _parse_set(text: str) -> sympy.Set:
 def leaf_equal(pred: str, gold: str) -> bool:
     """Whether two normalized, structure-free answers are equal (see the module docstring)."""
     try:
-        if _is_relation_text(gold) and not _is_relation_text(pred):
+        if is_relation(gold) and not is_relation(pred):
             return _sets_equal(_relation_set(parse(gold)), _parse_set(pred))
         decimal = _decimal_against_closed_form(pred, gold)
         if decimal is not None:
@@ -179,10 +178,6 @@ def leaf_equal(pred: str, gold: str) -> bool:
         return False
     except (Unparseable, TypeError, ValueError, ArithmeticError, AttributeError, NotImplementedError):
         return False
-
-
-def _is_relation_text(text: str) -> bool:
-    return len(split_top(text, re.compile(r"<|>|\\leq(?![A-Za-z])|\\geq(?![A-Za-z])|\\neq(?![A-Za-z])"))) > 1
 
 
 def _decimal_against_closed_form(pred: str, gold: str) -> bool | None:
