@@ -60,7 +60,8 @@ class EnvgymToolEnvironment:
         Returns ``None``: the row's prompt already is the env's first messages (checked here).
         """
         if task_index is None:
-            raise ValueError(f"the dataset row has no 'task_index' (its columns: {sorted(['prompt', *row])}); build "
+            columns = sorted([*row, *(["prompt"] if prompt is not None else [])])
+            raise ValueError(f"the dataset row has no 'task_index' (its columns: {columns}); build "
                              "train_dataset with envgym_dataset(env_id, n) so each row names its envgym task")
         index = int(task_index)
         messages, info = self._env.reset(seed=index, options={"task_index": index})
