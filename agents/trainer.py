@@ -139,7 +139,8 @@ class GRPOTrainer:
     def _vector_env(self, count: int) -> envgym.VectorEnv:
         """Envs are made once per batch size and reused (a refill round may need fewer groups)."""
         if count not in self.envs:
-            self.envs[count] = envgym.VectorEnv([self.env_factory] * count, env_ids=[self.env_name] * count)
+            self.envs[count] = envgym.VectorEnv([self.env_factory] * count, env_ids=[self.env_name] * count,
+                                                step_timeout=self.config.step_timeout)
         return self.envs[count]
 
     def _turn_limit(self) -> int | None:
