@@ -1,7 +1,8 @@
 """GRPOTrainer: the loop around :mod:`envgym.agents.grpo` — rollouts, batching, optimisation, logging, checkpoints.
 
-One step: sample tasks -> G rollouts per task with the training model itself -> (dynamic sampling: drop groups
-whose rewards are all equal, refill) -> per-turn advantages -> micro-batches under a token budget, forward and
+One step: sample tasks -> G rollouts per task with the training model itself -> drop failed episodes (env,
+verifier, sandbox or request failures: no reward to learn from) with their groups -> (dynamic sampling: drop
+groups whose rewards are all equal, refill) -> per-turn advantages -> micro-batches under a token budget, forward and
 backward with gradient accumulation -> clip, AdamW step, schedule -> one line of ``metrics.jsonl``.
 """
 
