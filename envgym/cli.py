@@ -27,6 +27,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("app", "train", "envgym.agents.train_cli:train_command"),
     ("bench", "train", "envgym.agents.train_bench:bench_train"),
     ("serve", "env", "envgym.server.cli:serve_env"),
+    ("serve", "tools", "envgym.integrations.mcp_server:serve_tools"),
     ("bench", "server", "envgym.server.bench:bench_server"),
     ("bench", "sandbox", "envgym.sandbox.bench:bench_sandbox"),
     ("serve", "sandbox", "envgym.sandbox.server:serve_sandbox"),

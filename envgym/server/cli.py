@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from typing import Any
+
 import typer
 
 READY_LINE = "envgym env server listening on"
@@ -29,24 +31,29 @@ def serve_env(
 def run_server(settings: "ServerSettings", log_level: str = "warning") -> None:  # noqa: F821 - lazy import
     """Bind, serve, and print ``READY_LINE http://HOST:PORT`` once the workers are up (``--port 0`` users
     and process supervisors read the port from it)."""
+    from envgym.server.app import create_app
+
+    serve_app(create_app(settings), settings.host, settings.port, READY_LINE, log_level=log_level, backlog=2048,
+              timeout_keep_alive=75, ws_max_size=settings.max_body_bytes)
+
+
+def serve_app(app: Any, host: str, port: int, ready_line: str, log_level: str = "warning", **config: Any) -> None:
+    """Serve an ASGI app with uvicorn on ``host:port`` (0: a free port) and print ``ready_line URL (pid N)``
+    once it accepts connections. Every ``envgym serve`` HTTP server starts here."""
     import socket
 
     import uvicorn
 
-    from envgym.server.app import create_app
-
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((settings.host, settings.port))
-    host = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
-    url = f"http://{host}:{sock.getsockname()[1]}"
+    sock.bind((host, port))
+    shown_host = f"[{host}]" if family == socket.AF_INET6 else host
+    url = f"http://{shown_host}:{sock.getsockname()[1]}"
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list | None = None) -> None:
             await super().startup(sockets=sockets)
-            print(f"{READY_LINE} {url} (pid {os.getpid()})", flush=True)
+            print(f"{ready_line} {url} (pid {os.getpid()})", flush=True)
 
-    config = uvicorn.Config(create_app(settings), log_level=log_level, backlog=2048, timeout_keep_alive=75,
-                            ws_max_size=settings.max_body_bytes)
-    Server(config).run(sockets=[sock])
+    Server(uvicorn.Config(app, log_level=log_level, **config)).run(sockets=[sock])
