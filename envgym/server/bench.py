@@ -1,5 +1,7 @@
 """`envgym bench server`: steps/s and step latency of one env server driven by N concurrent sessions over
-loopback, next to the same env stepped in process.
+loopback, next to the same env stepped in process. The same server, env and number of sessions are then
+driven over the OpenEnv protocol (``/openenv/{env_id}``, by OpenEnv's own client) where openenv is installed:
+``server`` is the envgym protocol's figures, ``openenv`` the OpenEnv protocol's.
 
 The sessions are driven by ``--client-processes`` processes (default 2) because one Python HTTP client tops
 out near the server's own rate; splitting the load keeps the number about the server, not the client.
@@ -43,9 +45,12 @@ def _process_tree_cpu_s(pid: int) -> float | None:
     return total if found else None
 
 
-def _drive(url: str, env_id: str, sessions: int, first_seed: int, action: str, seconds: float) -> tuple[int, float, list[float], float]:
-    """One client process: ``sessions`` concurrent RemoteEnvs stepping for ``seconds``; returns
-    (steps, elapsed seconds, step latencies, CPU seconds this client used while measuring)."""
+def _drive(url: str, env_id: str, sessions: int, first_seed: int, action: str, seconds: float,
+           protocol: str = "envgym") -> tuple[int, float, list[float], float]:
+    """One client process: ``sessions`` concurrent sessions stepping for ``seconds``; returns (steps, elapsed
+    seconds, step latencies, CPU seconds this client used while measuring). ``protocol``: ``envgym``
+    (:class:`RemoteEnv` on the session API) or ``openenv`` (OpenEnv's own ``GenericEnvClient`` on the
+    WebSocket at ``/openenv/{env_id}``)."""
     import asyncio
     import resource
 
@@ -53,27 +58,27 @@ def _drive(url: str, env_id: str, sessions: int, first_seed: int, action: str, s
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return usage.ru_utime + usage.ru_stime
 
-    from envgym.server.client import RemoteEnv
+    open_session, reset, step, close = _PROTOCOLS[protocol]()
 
     async def run() -> tuple[int, float, list[float]]:
-        envs = [RemoteEnv(url, env_id) for _ in range(sessions)]
-        await asyncio.gather(*(env.areset(seed=first_seed + i) for i, env in enumerate(envs)))
-        await asyncio.gather(*(env.astep(action) for env in envs))  # warm-up: connections, worker imports
-        await asyncio.gather(*(env.areset(seed=first_seed + i) for i, env in enumerate(envs)))
+        clients = [await open_session(url, env_id) for _ in range(sessions)]
+        await asyncio.gather(*(reset(client, first_seed + i) for i, client in enumerate(clients)))
+        await asyncio.gather(*(step(client, action) for client in clients))  # warm-up: connections, worker imports
+        await asyncio.gather(*(reset(client, first_seed + i) for i, client in enumerate(clients)))
         latencies: list[float] = []
         start, cpu_start = time.perf_counter(), cpu()
 
-        async def session(env: Any) -> None:
+        async def session(client: Any) -> None:
             while time.perf_counter() - start < seconds:
                 sent = time.perf_counter()
-                _, _, terminated, truncated, _ = await env.astep(action)
+                done = await step(client, action)
                 latencies.append(time.perf_counter() - sent)
-                if terminated or truncated:
-                    await env.areset()
+                if done:
+                    await reset(client, None)
 
-        await asyncio.gather(*(session(env) for env in envs))
+        await asyncio.gather(*(session(client) for client in clients))
         elapsed, cpu_used = time.perf_counter() - start, cpu() - cpu_start
-        await asyncio.gather(*(env.aclose() for env in envs))
+        await asyncio.gather(*(close(client) for client in clients))
         return len(latencies), elapsed, latencies, cpu_used
 
     try:
@@ -82,6 +87,70 @@ def _drive(url: str, env_id: str, sessions: int, first_seed: int, action: str, s
         return uvloop.run(run())
     except ImportError:
         return asyncio.run(run())
+
+
+def _envgym_protocol() -> tuple:
+    from envgym.server.client import RemoteEnv
+
+    async def open_session(url: str, env_id: str) -> Any:
+        return RemoteEnv(url, env_id)
+
+    async def reset(env: Any, seed: int | None) -> None:
+        await env.areset(seed=seed)
+
+    async def step(env: Any, action: str) -> bool:
+        _, _, terminated, truncated, _ = await env.astep(action)
+        return terminated or truncated
+
+    async def close(env: Any) -> None:
+        await env.aclose()
+
+    return open_session, reset, step, close
+
+
+def _openenv_protocol() -> tuple:
+    from openenv.core import GenericEnvClient
+
+    async def open_session(url: str, env_id: str) -> Any:
+        client = GenericEnvClient(base_url=f"{url}/openenv/{env_id}")
+        await client.connect()
+        return client
+
+    async def reset(client: Any, seed: int | None) -> None:
+        await (client.reset(seed=seed) if seed is not None else client.reset())
+
+    async def step(client: Any, action: str) -> bool:
+        return (await client.step({"message": action})).done
+
+    async def close(client: Any) -> None:
+        await client.close()
+
+    return open_session, reset, step, close
+
+
+_PROTOCOLS = {"envgym": _envgym_protocol, "openenv": _openenv_protocol}
+
+
+def _measure(pool: Any, server: Any, jobs: list[tuple]) -> dict[str, Any]:
+    """Run the client processes' jobs; steps/s, latency percentiles and CPU per step of client and server."""
+    server_cpu_start = _process_tree_cpu_s(server.pid)
+    results = pool.starmap(_drive, jobs)
+    server_cpu_end = _process_tree_cpu_s(server.pid)
+    steps = sum(r[0] for r in results)
+    measured = {
+        "steps_per_s": sum(r[0] / r[1] for r in results),
+        **_percentiles([latency for r in results for latency in r[2]]),
+        "steps": steps,
+        "client_cpu_us_per_step": sum(r[3] for r in results) / steps * 1e6,
+    }
+    if server_cpu_start is not None and server_cpu_end is not None:
+        # Includes session set-up and warm-up, so slightly over the steady state: a conservative figure.
+        measured["server_cpu_us_per_step"] = (server_cpu_end - server_cpu_start) / steps * 1e6
+        cpu_per_step = measured["server_cpu_us_per_step"] + measured["client_cpu_us_per_step"]
+        # What this machine's cores sustain when nothing else runs on them (the measured rate drops on a
+        # machine shared with other work; this one does not).
+        measured["steps_per_s_on_idle_cores"] = (os.cpu_count() or 1) * 1e6 / cpu_per_step
+    return measured
 
 
 def _in_process(env_id: str, sessions: int, action: str, seconds: float) -> dict[str, float]:
@@ -116,6 +185,7 @@ def bench_server(
     as_json: bool = typer.Option(False, "--json", help="Print only the JSON line."),
 ) -> None:
     """Env server throughput and latency with many concurrent sessions over loopback, vs in process."""
+    import importlib.util
     import multiprocessing
 
     from envgym.server.launch import LocalServer
@@ -127,32 +197,19 @@ def bench_server(
         context = multiprocessing.get_context("spawn")
         with context.Pool(client_processes) as pool:
             jobs = [(server.url, env_id, share, sum(shares[:i]), action, seconds) for i, share in enumerate(shares)]
-            server_cpu_start = _process_tree_cpu_s(server.pid)
-            results = pool.starmap(_drive, jobs)
-            server_cpu_end = _process_tree_cpu_s(server.pid)
-    steps = sum(r[0] for r in results)
-    latencies = [latency for r in results for latency in r[2]]
-    over_network = {
-        "steps_per_s": sum(r[0] / r[1] for r in results),
-        **_percentiles(latencies),
-        "steps": steps,
-        "workers": workers,
-        "client_processes": client_processes,
-        "client_cpu_us_per_step": sum(r[3] for r in results) / steps * 1e6,
-    }
-    if server_cpu_start is not None and server_cpu_end is not None:
-        # Includes session set-up and warm-up, so slightly over the steady state: a conservative figure.
-        over_network["server_cpu_us_per_step"] = (server_cpu_end - server_cpu_start) / steps * 1e6
-        cpu_per_step = over_network["server_cpu_us_per_step"] + over_network["client_cpu_us_per_step"]
-        # What this machine's cores sustain when nothing else runs on them (the measured rate drops on a
-        # machine shared with other work; this one does not).
-        over_network["steps_per_s_on_idle_cores"] = (os.cpu_count() or 1) * 1e6 / cpu_per_step
+            over_network = _measure(pool, server, jobs)
+            if importlib.util.find_spec("openenv") is None:  # the peer client, measured where it is installed
+                over_openenv: dict[str, Any] = {"skipped": "openenv is not installed (pip install 'envgym[integrations]')"}
+            else:
+                over_openenv = _measure(pool, server, [(*job, "openenv") for job in jobs])
+    over_network.update(workers=workers, client_processes=client_processes)
     result = {
         "bench": "server",
         "env_id": env_id,
         "sessions": sessions,
         "seconds": seconds,
         "server": over_network,
+        "openenv": over_openenv,
         "in_process": _in_process(env_id, sessions, action, seconds),
         "target_steps_per_s": 1500,
         "meets_target": over_network["steps_per_s"] >= 1500,
