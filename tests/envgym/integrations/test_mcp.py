@@ -169,3 +169,12 @@ def test_an_mcp_server_that_is_gone_is_tool_unavailable_never_an_observation():
 def test_a_server_that_cannot_be_reached_is_tool_unavailable():
     with pytest.raises(ToolUnavailable, match="could not open an MCP session"):
         MCPTools.stdio(sys.executable, ["-c", "raise SystemExit(3)"], timeout_s=TIMEOUT_S)
+
+
+def test_the_docs_examples_run(capsys):
+    page = Path(__file__).resolve().parents[3] / "docs" / "mcp.md"
+    namespace: dict = {"__name__": "docs_mcp"}
+    for code in re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL):
+        exec(compile(code, str(page), "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "list_orders" in printed and "['search']" in printed and "Doc 1(Title:" in printed

@@ -4,10 +4,12 @@ takes seconds (it loads gradio); the module's fixtures pay it once."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -148,3 +150,14 @@ def test_observation_messages_keeps_chat_messages_and_turns_anything_else_into_o
         {"role": "user", "content": "Guess a word"}]
     assert observation_messages({"board": "x..", "legal": "a1 b2"}) == [
         {"role": "user", "content": '{"board": "x..", "legal": "a1 b2"}'}]
+
+
+def test_the_docs_examples_run_against_a_server(envgym_server, capsys):
+    page = Path(__file__).resolve().parents[3] / "docs" / "openenv.md"
+    text = page.read_text()
+    assert "openenv validate --url http://127.0.0.1:8000/openenv/games/GuessNumber-v0" in text  # run in tests/envgym/server
+    namespace: dict = {}
+    for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL):
+        exec(compile(code.replace("http://127.0.0.1:8000", envgym_server), str(page), "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "Correct! The number was" in printed and "order_id" in printed
