@@ -2,6 +2,7 @@
 
 - :mod:`envgym.server.app`: the FastAPI server (sessions, capacity, idle reaping, auth, size limits).
 - :mod:`envgym.server.client`: :class:`RemoteEnv`, the Env API over HTTP.
+- :mod:`envgym.server.openenv_app`: the same envs over OpenEnv's protocol, at ``/openenv/{env_id}``.
 - :mod:`envgym.server.ray_backend`: ``make_vec(..., mode="ray")`` and rollouts fanned out over Ray actors.
 - :mod:`envgym.server.launch`: start a server in a child process (tests, benchmarks, notebooks).
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from envgym.server.app import ServerSettings
 from envgym.server.launch import serve_in_thread
 
 websockets_sync = pytest.importorskip("websockets.sync.client")
+websockets_exceptions = pytest.importorskip("websockets.exceptions")
 
 GUESS = "games/GuessNumber-v0"
 MULTIHOP = "search/MultiHopQA-v0"
@@ -194,3 +196,16 @@ def test_a_token_protected_server_refuses_websocket_handshakes_without_it():
         with websockets_sync.connect(ws_url(url, GUESS), additional_headers={"Authorization": "Bearer s3cret"}) as socket:
             assert exchange(socket, {"type": "reset", "data": {}})["type"] == "observation"
         assert httpx.get(f"{url}/openenv/{GUESS}/health").status_code == 401
+
+
+def test_a_reaped_session_answers_session_error_and_closes_the_socket():
+    with serve_in_thread(ServerSettings(workers="thread", num_workers=1, idle_timeout_s=0.2)) as url:
+        with websockets_sync.connect(ws_url(url, GUESS)) as socket:
+            exchange(socket, {"type": "reset", "data": {}})
+            deadline = time.monotonic() + 30
+            while httpx.get(f"{url}/health").json()["sessions"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+            answer = exchange(socket, {"type": "step", "data": {"message": "<guess>50</guess>"}})
+            assert answer["data"]["code"] == "SESSION_ERROR" and "idle timeout" in answer["data"]["message"]
+            with pytest.raises(websockets_exceptions.ConnectionClosed):
+                socket.recv(timeout=30)
