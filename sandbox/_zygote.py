@@ -57,7 +57,6 @@ class Job:
         self.uid, self.gid = _slot_ids(slot)
         self.dir = _slot_dir(slot)
         self.out, self.err = bytearray(), bytearray()
-        self.open_pipes = 2
         self.pid = self.pidfd = self.setup_r = None
         self.exit_status = self.rusage = None
         self.flag: str | None = None  # "timeout" or "output_limit" when the zygote stopped the job
@@ -223,22 +222,26 @@ class Zygote:
         del self.watched[fd]
 
 
-    def _read_output(self, job: Job, kind: str, fd: int) -> None:
+    def _read_output(self, job: Job, kind: str, fd: int) -> bool:
+        """Read what the pipe holds; False when nothing is there yet (its writers still live)."""
         buffer = job.out if kind == "stdout" else job.err
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
-            return
+            return False
         if not chunk:
-            self._unwatch(fd)
-            os.close(fd)
-            job.open_pipes -= 1
-            return
+            self._close_output(fd)
+            return True
         room = self.max_output - len(buffer)
         buffer += chunk[:max(room, 0)]
         if len(chunk) > room and job.flag is None:
             job.flag = "output_limit"
             self._kill_all(job)
+        return True
+
+    def _close_output(self, fd: int) -> None:
+        self._unwatch(fd)
+        os.close(fd)
 
     def _finish(self, job: Job) -> None:
         self._unwatch(job.pidfd)
@@ -254,8 +257,7 @@ class Zygote:
         if namespaces is None or namespaces.has_leftovers():
             self._kill_all(job)  # whatever it left behind (background children) goes too
         for fd, (kind, owner) in list(self.watched.items()):
-            if owner is job:  # drain what is left now that every writer is dead
-                os.set_blocking(fd, True)
+            if owner is job:
                 self._drain(job, kind, fd)
         del self.jobs[job.pid]
         self._cleanup_dir(job)
@@ -266,8 +268,12 @@ class Zygote:
         self._send(answer)
 
     def _drain(self, job: Job, kind: str, fd: int) -> None:
-        while fd in self.watched:
-            self._read_output(job, kind, fd)
+        """What the pipe holds, then closed: the job's writers are dead (its slot was swept), or, without
+        namespaces, a process that escaped the sweep may still hold the pipe, and must not hold the zygote."""
+        while fd in self.watched and self._read_output(job, kind, fd):
+            pass
+        if fd in self.watched:
+            self._close_output(fd)
 
     def _verdict(self, job: Job) -> dict:
         cpu = job.rusage.ru_utime + job.rusage.ru_stime

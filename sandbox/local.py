@@ -198,31 +198,30 @@ class LocalBackend:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read when the zygote dies, closed with the pool
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment,
                                          stderr=self._stderr, start_new_session=True)
-        self._guarantees = self._read_hello(self._process)
+        try:
+            self._guarantees = self._read_hello(self._process)
+        except BaseException:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+            raise
         self._zygote_pid = self._process.pid
         if self.use_bwrap:  # bwrap -> bwrap as pid 1 of the sandbox -> the zygote
             self._zygote_pid = next(iter(_children(next(iter(_children(self._process.pid)), 0))), None)
         self._pending = {}  # each zygote answers (or fails) only the jobs it was given
         threading.Thread(target=self._read_results, args=(self._process, self._pending), daemon=True,
                          name="envgym-sandbox-reader").start()
+        _warn_if_weaker(self._guarantees)
         return self._process
 
     def _read_hello(self, process: subprocess.Popen) -> dict[str, Any]:
-        """The zygote's first frame: which guarantees hold. Says once, loudly, which do not."""
+        """The zygote's first frame: which guarantees hold."""
         header = process.stdout.read(4)
         if len(header) < 4:
             code = process.wait()
             raise RuntimeError(f"the sandbox zygote exited (code {code}) while starting: {self._stderr_tail()}")
         guarantees = json.loads(process.stdout.read(struct.unpack(">I", header)[0]))["hello"]
-        missing = tuple(key for key in WEAKER_WITHOUT if not guarantees.get(key))
         log.info("local sandbox guarantees: %s", guarantees)
-        if missing and missing not in _warned_weaker:
-            _warned_weaker.add(missing)
-            reason = guarantees.get("fallback_reason")
-            warnings.warn("the local sandbox runs with weaker isolation"
-                          + (f" ({reason})" if reason else "") + ": "
-                          + "; ".join(WEAKER_WITHOUT[key] for key in missing)
-                          + ". See docs/sandbox.md, 'Weaker modes'.", RuntimeWarning, stacklevel=4)
         return guarantees
 
     def _stderr_tail(self) -> str:
@@ -347,6 +346,17 @@ def _has_pyseccomp() -> bool:
                       "(install pyseccomp and libseccomp2)", RuntimeWarning, stacklevel=3)
         return False
     return True
+
+
+def _warn_if_weaker(guarantees: dict[str, Any]) -> None:
+    """Once per process and kind of weakness, loudly: what jobs can do that the full mode stops."""
+    missing = tuple(key for key in WEAKER_WITHOUT if not guarantees.get(key))
+    if missing and missing not in _warned_weaker:
+        _warned_weaker.add(missing)
+        reason = guarantees.get("fallback_reason")
+        warnings.warn("the local sandbox runs with weaker isolation" + (f" ({reason})" if reason else "") + ": "
+                      + "; ".join(WEAKER_WITHOUT[key] for key in missing)
+                      + ". See docs/sandbox.md, 'Weaker modes'.", RuntimeWarning, stacklevel=5)
 
 
 def _warn_no_bwrap() -> None:

@@ -7,6 +7,7 @@ of the job is left running. These tests are what docs/sandbox.md cites.
 import os
 import socket
 import threading
+import time
 
 import pytest
 
@@ -23,10 +24,23 @@ def test_sleeping_forever_is_stopped_by_the_wall_clock_backstop(backend):
     assert result.status == "timeout" and result.wall_s < 3
 
 
+FORK_BOMB = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+
+
 def test_fork_bomb_is_contained(backend):
-    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-    assert run(code, timeout=1, backend=backend).status in ("timeout", "error")
+    assert run(FORK_BOMB, timeout=1, backend=backend).status in ("timeout", "error")
     assert run("print('still here')", backend=backend).stdout == "still here\n"
+
+
+def test_one_jobs_fork_bomb_does_not_stop_another_job_from_forking(backend):
+    """The process limit is per job, not shared by the pool (without root: per slot user namespace)."""
+    bomb = threading.Thread(target=run, args=(FORK_BOMB,), kwargs={"timeout": 2, "backend": backend})
+    bomb.start()
+    time.sleep(0.5)
+    code = "import subprocess\nfor _ in range(20):\n    subprocess.run(['true'], check=True)\nprint('forked fine')"
+    result = run(code, timeout=5, backend=backend)
+    bomb.join()
+    assert result.stdout == "forked fine\n", result.stderr
 
 
 def test_thousands_of_threads_are_refused(backend):
@@ -77,8 +91,9 @@ def test_killing_the_parent_and_everything_fails_and_the_sandbox_keeps_working(b
 
 
 def test_a_setsid_background_child_does_not_outlive_the_job(backend):
+    # The parent waits for the middle process: the grandchild has left the process group when the job ends.
     code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n"
-            "    os._exit(0)\nprint('parent done')")
+            "    os._exit(0)\nos.wait()\nprint('parent done')")
     assert run(code, backend=backend).stdout == "parent done\n"
     # the fixture then asserts that no process of the job survives
 
@@ -161,6 +176,30 @@ def test_rm_rf_home_through_subprocess_leaves_the_host_alone(backend, tmp_path):
     result = run(code, timeout=10, backend=backend)
     assert "done" in result.stdout and canary.read_text() == "still here" and os.path.exists("/usr/bin/python3")
     assert run("print('fine')", backend=backend).stdout == "fine\n"
+
+
+def test_a_job_cannot_see_another_jobs_processes(backend):
+    """Not even their command lines: a job's /proc (local: its slot's PID namespace) holds only its own."""
+    marker = "4242.5"
+    other = threading.Thread(target=run, args=(f"import subprocess\nsubprocess.run(['sleep', '{marker}'])",),
+                             kwargs={"timeout": 1, "backend": backend})
+    other.start()
+    code = ("import glob, time\nseen = set()\nfor _ in range(20):\n    for path in glob.glob('/proc/[0-9]*/cmdline'):\n"
+            "        try:\n            seen.add(open(path, 'rb').read())\n        except OSError:\n            pass\n"
+            "    time.sleep(0.05)\n"
+            f"print(any(b'{marker}' in line for line in seen))")
+    result = run(code, timeout=3, backend=backend)
+    other.join()
+    assert result.stdout == "False\n", result.stderr
+
+
+def test_local_jobs_cannot_leave_files_in_places_other_jobs_share(local_backend):
+    """/, /tmp, /dev and /dev/shm are read-only for jobs, so nothing passes from one job to the next."""
+    code = ("for path in ('/planted', '/tmp/planted', '/tmp/jobs/planted', '/dev/planted', '/dev/shm/planted', "
+            "'/sandbox/planted'):\n    try:\n        open(path, 'w').write('x')\n        print('wrote', path)\n"
+            "    except OSError:\n        pass")
+    result = run(code, backend=local_backend)
+    assert (result.status, result.stdout) == ("ok", "")
 
 
 def test_jobs_do_not_see_each_other(backend):
