@@ -17,6 +17,15 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 
+# An unprivileged user: the tests re-run the sandbox's security suite as it (tests/sandbox/test_local_non_root.py).
+if [ "$(id -u)" = 0 ] && ! id envgym-ci >/dev/null 2>&1; then
+  if command -v useradd >/dev/null; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin envgym-ci
+  else
+    adduser -S -D -H envgym-ci  # busybox / Alpine
+  fi
+fi
+
 constraints=()
 command -v nvidia-smi >/dev/null || constraints=(-c constraints/cpu.txt)
 python3 -m pip install -q --disable-pip-version-check "${constraints[@]}" -e ".[all]"
