@@ -7,7 +7,8 @@ the pool is not root, a user namespace of its own. A job is forked straight into
 - **everything a job starts stays in its slot's PID namespace** (a process cannot leave one, ``setsid`` or
   not): the init's ``kill(-1)`` ends all of it, and "the init has no children" proves nothing is left;
 - **its files live on a fresh size-capped tmpfs** mounted in the slot's mount namespace only, so other
-  slots cannot reach them by any path, and ``/``, ``/tmp`` and ``/dev`` are read-only there;
+  slots cannot reach them by any path, and every other mount but ``/proc`` and ``/sys`` is read-only there
+  (bwrap's ``/`` and ``/tmp`` belong to the pool's own uid when it is not root);
 - **its ``/proc`` shows only its own processes** (a proc mounted for the slot's PID namespace);
 - **without root, the slot's user namespace gives it a process count of its own** (``RLIMIT_NPROC`` counts
   per user namespace and uid) and keeps other slots' jobs from tracing or reading its ``/proc`` entries.
@@ -31,7 +32,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
 CAP_SYS_ADMIN = 21
-READ_ONLY_IN_SLOTS = ("/", "/tmp", "/dev", "/dev/shm")  # where a job could otherwise leave files for others
+KERNEL_INTERFACES = ("/proc", "/sys")  # left as they are in a slot: their writes are checked per file
 
 
 def _check(result: int, what: str) -> None:
@@ -59,16 +60,24 @@ def acquire_namespace_rights() -> bool:
 
     Root and bubblewrap's user namespace already grant ``CAP_SYS_ADMIN``. Otherwise (no bwrap, not root)
     the zygote enters a user namespace of its own, mapping only its own uid and gid, where the kernel allows
-    unprivileged user namespaces.
+    unprivileged user namespaces. The PID namespace it forks slots from must be one that user namespace
+    owns (the zygote returns to it after each fork): the zygote goes on as pid 1 of a new one, in a child,
+    while this process only waits for it and exits with its status.
     """
     if _has_cap_sys_admin():
         return True
     uid, gid = os.getuid(), os.getgid()
-    if LIBC.unshare(CLONE_NEWUSER) != 0:
+    if LIBC.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
         return False
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    child = os.fork()
+    if child != 0:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host stops the pool by closing stdin or by SIGKILL
+        _, status = os.waitpid(child, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: killed with the waiting parent, and its namespace with it
     return _has_cap_sys_admin()
 
 
@@ -91,10 +100,24 @@ def mount_tmpfs(path: str, size_mb: int, uid: int, gid: int) -> None:
     _check(LIBC.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mount tmpfs on {path}")
 
 
-def _remount_read_only(path: str) -> None:
-    """Read-only in this mount namespace only; the mount's other flags are kept (locked ones must be)."""
-    kept = os.statvfs(path).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)  # the ST_ bits equal the MS_ bits; atime is kept
-    _check(LIBC.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None), f"read-only {path}")
+def _mount_points() -> list[str]:
+    """Every mount point of this mount namespace but the kernel's interfaces."""
+    with open("/proc/self/mountinfo", "rb") as mountinfo:
+        points = {line.split()[4].decode("unicode_escape") for line in mountinfo}  # "\040" is a space
+    return sorted(point for point in points
+                  if not any(point == top or point.startswith(top + "/") for top in KERNEL_INTERFACES))
+
+
+def _remount_read_only(path: str) -> bool:
+    """Read-only in this mount namespace only; the mount's other flags are kept (locked ones must be).
+
+    Device files stay usable (``/dev/null``): a read-only mount refuses writes to files, not to devices.
+    """
+    try:
+        kept = os.statvfs(path).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)  # ST_ bits equal MS_ bits; atime kept
+    except OSError:
+        return False
+    return LIBC.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None) == 0
 
 
 class CapabilityDrop:
@@ -129,14 +152,15 @@ class SlotNamespaces:
         if not report.startswith("ok"):
             self.close()
             raise OSError(f"slot {slot} namespaces: {report or 'the slot init died'}")
-        features = report.split()[1:]
+        proc_pid, *features = report.split()[1:]  # the init's pid where the zygote's /proc counts pids
         self.private_proc, self.user_namespace = "proc" in features, "user" in features
-        namespaces = f"/proc/{self.pid}/ns/"
+        self.read_only = "read-only" in features
+        namespaces = f"/proc/{proc_pid}/ns/"
         self.pid_namespace = os.open(namespaces + "pid", os.O_RDONLY | os.O_CLOEXEC)
         self.mount_namespace = os.open(namespaces + "mnt", os.O_RDONLY | os.O_CLOEXEC)
         self.user_namespace_fd = os.open(namespaces + "user", os.O_RDONLY | os.O_CLOEXEC) if self.user_namespace else -1
         self.pid_namespace_inode = os.fstat(self.pid_namespace).st_ino
-        self.children = os.open(f"/proc/{self.pid}/task/{self.pid}/children", os.O_RDONLY | os.O_CLOEXEC)
+        self.children = os.open(f"/proc/{proc_pid}/task/{proc_pid}/children", os.O_RDONLY | os.O_CLOEXEC)
 
     # --- in the zygote ---------------------------------------------------------------------------
     def fork(self) -> int:
@@ -211,8 +235,11 @@ class SlotNamespaces:
                         pass
             signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # orphans reparented here are reaped by the kernel
             LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone with the zygote, and with it the whole slot
+            # The zygote's /proc may count pids in another namespace than the zygote (the host's, when the
+            # zygote made its own user namespace): name this process as that /proc does, before mounting ours.
+            proc_pid = os.readlink("/proc/self")
             features = self._build(job_ids)
-            os.write(ready_w, ("ok " + " ".join(features)).encode())
+            os.write(ready_w, " ".join(["ok", proc_pid, *features]).encode())
         except BaseException as error:  # noqa: BLE001 - reported to the zygote, which falls back
             os.write(ready_w, f"{type(error).__name__}: {error}".encode())
             os._exit(1)
@@ -235,9 +262,8 @@ class SlotNamespaces:
         _check(LIBC.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make the slot's mounts private")
         if LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0:
             features.append("proc")  # refused where the host's /proc has masked parts (some containers)
-        for path in READ_ONLY_IN_SLOTS:
-            if os.path.ismount(path):
-                _remount_read_only(path)
+        if all(_remount_read_only(path) for path in _mount_points()):
+            features.append("read-only")
         if job_ids is not None:
             parent_uid, parent_gid = os.getuid(), os.getgid()
             if LIBC.unshare(CLONE_NEWUSER) == 0:

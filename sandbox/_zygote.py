@@ -130,6 +130,7 @@ class Zygote:
             "tmpfs_per_job": bool(slots),
             "private_files": uid_per_job or bool(slots),  # no other job reaches this job's directory
             "private_proc": bool(slots) and all(slot.private_proc for slot in slots),
+            "read_only_outside_job_directory": bool(slots) and all(slot.read_only for slot in slots),
             "process_limit": any(which == resource.RLIMIT_NPROC for which, _ in self.fixed_limits),
             "seccomp": self.seccomp is not None,
             "fallback_reason": self.fallback_reason,

@@ -41,6 +41,7 @@ WEAKER_WITHOUT = {  # a guarantee of the hello frame -> what jobs can do when it
     "tmpfs_per_job": "job files live in a plain directory, emptied after each job, with no size cap of its own",
     "private_files": "concurrent jobs can read each other's files",
     "private_proc": "jobs see the pool's other processes in /proc",
+    "read_only_outside_job_directory": "jobs can write wherever their uid may, outside their own directory too",
     "process_limit": "no per-job process limit: fork bombs are stopped only by the CPU and wall-clock limits",
 }
 log = logging.getLogger("envgym.sandbox")
@@ -363,7 +364,8 @@ def _warn_no_bwrap() -> None:
     global _warned_no_bwrap
     if not _warned_no_bwrap:
         _warned_no_bwrap = True
-        warnings.warn("bubblewrap (bwrap) is not installed: the local sandbox runs jobs WITHOUT namespaces, so "
-                      "they see the host's file system and network stack (rlimits, seccomp and the uid drop still "
-                      "apply). Install bubblewrap for the full guarantees (docs/sandbox.md).",
+        warnings.warn("bubblewrap (bwrap) is not installed: the local sandbox runs jobs WITHOUT bwrap's file "
+                      "system and network namespaces, so they can read the host's files and use its network stack "
+                      "(writes outside their directory, AF_INET sockets and other jobs stay out of reach where the "
+                      "per-slot namespaces hold). Install bubblewrap for the full guarantees (docs/sandbox.md).",
                       RuntimeWarning, stacklevel=3)

@@ -9,6 +9,7 @@ only the paths it needs, read-only; nothing on the host changes.
 """
 
 import ast
+import json
 import os
 import pwd
 import shutil
@@ -93,21 +94,52 @@ def home_of(unprivileged_user):
     shutil.rmtree(home, ignore_errors=True)
 
 
-def test_the_security_suite_passes_for_an_unprivileged_user(unprivileged_user, home_of):
+def _run_as(account: pwd.struct_passwd, home: Path, arguments: list[str]) -> subprocess.CompletedProcess:
+    """``python ARGUMENTS`` as ``account``, from the checkout, with the directories it needs exposed."""
     needed = sorted({*python_paths(), str(REPOSITORY)})
     unreadable = _unreadable(needed)
     if unreadable:
         pytest.skip(f"{USER} could not read {unreadable} (a checkout made with umask 077?)")
-    home = home_of
-    report = home / "report.xml"
     environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                    "PYTHONDONTWRITEBYTECODE": "1"}
     command = _exposing_command(needed) + [
-        "setpriv", f"--reuid={unprivileged_user.pw_uid}", f"--regid={unprivileged_user.pw_gid}", "--clear-groups",
-        "--inh-caps=-all", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
-        "error::RuntimeWarning", "-k", "local", f"--junitxml={report}", str(SECURITY_SUITE)]
-    completed = subprocess.run(command, cwd=REPOSITORY, env=environment, capture_output=True, text=True, timeout=300)
+        "setpriv", f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--clear-groups", "--inh-caps=-all",
+        "--", sys.executable, *arguments]
+    return subprocess.run(command, cwd=REPOSITORY, env=environment, capture_output=True, text=True, timeout=300)
+
+
+def test_the_security_suite_passes_for_an_unprivileged_user(unprivileged_user, home_of):
+    report = home_of / "report.xml"
+    completed = _run_as(unprivileged_user, home_of, [
+        "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning", "-k", "local",
+        f"--junitxml={report}", str(SECURITY_SUITE)])
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     suite = ElementTree.parse(report).getroot().find("testsuite")
     counts = {key: int(suite.get(key)) for key in ("tests", "failures", "errors", "skipped")}
     assert counts == {"tests": _security_cases_per_backend(), "failures": 0, "errors": 0, "skipped": 0}, counts
+
+
+WITHOUT_BWRAP = """
+import json, warnings
+warnings.simplefilter("error", RuntimeWarning)
+warnings.filterwarnings("ignore", "bubblewrap", RuntimeWarning)
+from envgym.sandbox import run
+from envgym.sandbox.local import LocalBackend
+backend = LocalBackend(use_bwrap=False)
+escape = ("import os, time\\nif os.fork() == 0:\\n    os.setsid()\\n    if os.fork() == 0:\\n        time.sleep(600)\\n"
+          "    os._exit(0)\\nos.wait()\\nprint('parent done')")
+outcome = [run(escape, backend=backend).stdout, backend.job_processes(),
+           run("open('/tmp/planted', 'w')", backend=backend).status, backend.describe()["guarantees"]]
+backend.close()
+print(json.dumps(outcome))
+"""
+
+
+def test_without_bwrap_an_unprivileged_pool_makes_its_own_namespaces(unprivileged_user, home_of):
+    """Not root and no bwrap: the zygote makes a user namespace of its own, and every per-slot guarantee holds."""
+    completed = _run_as(unprivileged_user, home_of, ["-c", WITHOUT_BWRAP])
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    escaped_output, leftovers, planting, guarantees = json.loads(completed.stdout.splitlines()[-1])
+    assert (escaped_output, leftovers, planting) == ("parent done\n", [], "error")
+    assert not guarantees.pop("uid_per_job") and guarantees.pop("fallback_reason") is None
+    assert all(guarantees.values()), guarantees
