@@ -160,7 +160,7 @@ class LocalBackend:
         return pids
 
     def cpu_seconds(self) -> float:
-        """CPU time used so far by the pool: bwrap, the zygote, its reapers and every job it has reaped.
+        """CPU time used so far by the pool: bwrap, the zygote, its slot inits and every job it has reaped.
 
         Benchmarks divide it by the number of runs: the cost of a run whatever else loads the machine.
         """

@@ -51,3 +51,16 @@ def test_without_namespaces_a_setsid_child_outlives_its_job_until_the_pool_close
     while any(os.path.exists(f"/proc/{pid}") for pid in escaped) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(os.path.exists(f"/proc/{pid}") for pid in escaped)
+
+
+def test_a_pool_that_cannot_start_says_why(monkeypatch):
+    """bwrap refusing to start (as where user namespaces are forbidden) is an infra_error with its message."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("needs bwrap")
+    monkeypatch.setattr(local, "_bwrap_command", lambda is_root: ["bwrap", "--no-such-option"])
+    backend = LocalBackend(slots=1)
+    try:
+        result = run("print('never')", backend=backend)
+    finally:
+        backend.close()
+    assert result.status == "infra_error" and "while starting" in result.stderr and "no-such-option" in result.stderr
