@@ -105,7 +105,8 @@ def _humaneval_through(backend) -> tuple[float, int]:
     started = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(32) as pool:
         reports = list(pool.map(lambda p: run_assert_tests(p["prompt"] + p["canonical_solution"], p["test"],
-                                                           entry_point=p["entry_point"], backend=backend), problems))
+                                                           entry_point=p["entry_point"], setup=p["prompt"],
+                                                           backend=backend), problems))
     return time.perf_counter() - started, sum(report.all_passed for report in reports)
 
 

@@ -4,33 +4,76 @@ Two shapes of tests cover the common code datasets:
 
 - **assertions** (HumanEval, MBPP): Python source whose asserting statements are the test cases. With an
   ``entry_point`` the source defines ``check(candidate)`` (HumanEval); each statement of ``check`` that
-  contains an ``assert`` becomes one case. Without it, each top-level asserting statement is one case.
-  Everything runs in one program; a case that raises counts as failed and the next one still runs.
+  contains an ``assert`` becomes one case. Without it, each top-level asserting statement is one case and the
+  names the tests call without defining them are the solution's functions (MBPP). A case that raises
+  counts as failed and the next one still runs.
 - **stdin/stdout** (CodeContests, APPS): one sandboxed run per case; outputs are compared line by line
-  ignoring trailing whitespace and trailing blank lines.
+  ignoring trailing whitespace and trailing blank lines. The solution runs alone; only its stdout is compared.
 
-The solution shares a process with assertion tests, so a hostile solution could tamper with them; the
-verdict therefore needs a results record carrying a per-run random nonce, printed after the last case, and
-a zero exit code. See docs/sandbox.md.
+The solution never shares a process with the assertions. It runs in a sandbox job of its own that only
+answers calls with plain values (``_solution_runner.py``); the assertions run in another job, in a pool
+that runs nothing else (``_test_evaluator.py``), where the solution's functions are stand-ins returning those
+values decoded afresh into builtin objects (``_values.py``). Each case's verdict is decided there, by the
+dataset's own assertions: a solution chooses what its functions return and nothing else. Threat model, and a
+test per attack: docs/sandbox.md.
 """
 
 from __future__ import annotations
 
-import ast
+import atexit
 import dataclasses
+import importlib.util
 import json
-import secrets
+import marshal
+import os
+import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from envgym.sandbox import ExecResult, get_backend
+from envgym.sandbox._assert_plan import AssertPlan, plan_assert_tests
+from envgym.sandbox._evaluator_pool import EvaluatorPool
 from envgym.sandbox.result import make_request
 
-_RECORD_HELPER = '''
-def __envgym_case(index, passed, message=""):
-    __envgym_results.append([index, passed, message])
-__envgym_results = []
-'''
+MAX_ROUNDS = 8  # solution runs per grading: more means the tests chain calls on the solution's answers
+EVALUATOR_MEMORY_MB = 1024  # a tests' worker holds at most the solution's answers (1 MiB of JSON) decoded
+# The program of every grading process is this loader; the modules it runs come on the first line of its
+# stdin: compiled here once where that process runs this very interpreter (the local backend, the tests'
+# workers), since compiling them in each job would cost more than the rest of the job; as source elsewhere.
+_LOADER = """import _frozen_importlib_external, json, marshal, sys, types
+for _name, _magic, _code, _source in json.loads(sys.stdin.readline()):
+    if _magic == _frozen_importlib_external.MAGIC_NUMBER.hex():
+        _code = marshal.loads(bytes.fromhex(_code))
+    else:
+        _code = compile(_source, _name + ".py", "exec")
+    if _name == "__main__":
+        exec(_code)
+    else:
+        sys.modules[_name] = types.ModuleType(_name)
+        exec(_code, vars(sys.modules[_name]))
+"""
+
+
+def _modules_line(*files: str, compiled: bool) -> str:
+    """The loader's first stdin line for these files of this folder (the last one is ``__main__``)."""
+    modules = []
+    for index, file in enumerate(files):
+        source = (Path(__file__).parent / file).read_text()
+        name = "__main__" if index == len(files) - 1 else file.removesuffix(".py")
+        if compiled:
+            code = marshal.dumps(compile(source, file, "exec", optimize=2)).hex()
+            modules.append([name, importlib.util.MAGIC_NUMBER.hex(), code, ""])
+        else:
+            modules.append([name, "", "", source])
+    return json.dumps(modules) + "\n"
+
+
+_RUNNER = {compiled: _modules_line("_values.py", "_solution_runner.py", compiled=compiled)
+           for compiled in (True, False)}
+_EVALUATOR = _modules_line("_values.py", "_test_evaluator.py", compiled=True)
+_evaluators: tuple[int, EvaluatorPool] | None = None  # (the process that started them, the pool)
+_evaluators_lock = threading.Lock()
 
 
 @dataclasses.dataclass
@@ -68,24 +111,111 @@ class TestReport:
         return [case for case in self.cases if not case.passed][:limit]
 
 
-def run_assert_tests(solution: str, tests: str, *, entry_point: str | None = None, timeout: float = 10.0,
-                     memory_mb: int = 512, backend: Any = None) -> TestReport:
-    """Run ``solution`` followed by assertion ``tests`` in one sandboxed Python program."""
-    names, harness = _instrument(tests, entry_point)
-    nonce = secrets.token_hex(16)
-    program = "\n".join([solution, _RECORD_HELPER, harness,
-                         f"print({('@@' + nonce)!r} + __import__('json').dumps(__envgym_results))"])
-    result = get_backend(backend).submit(make_request(program, timeout=timeout, memory_mb=memory_mb)).result()
-    if result.status == "infra_error":
-        return TestReport([TestCaseResult(name, False, "sandbox failure") for name in names], result, result.stderr)
-    outcome: dict[int, tuple[bool, str]] = {}
-    marker = "@@" + nonce
-    if result.status == "ok" and marker in result.stdout:
-        record = result.stdout.rsplit(marker, 1)[1].splitlines()[0]
-        outcome = {index: (bool(passed), message) for index, passed, message in json.loads(record)}
-    why = _describe_failure(result)
-    cases = [TestCaseResult(name, *outcome.get(index, (False, why))) for index, name in enumerate(names)]
-    return TestReport(cases, result)
+def run_assert_tests(solution: str, tests: str, *, entry_point: str | None = None, setup: str = "",
+                     timeout: float = 10.0, memory_mb: int = 512, backend: Any = None) -> TestReport:
+    """Grade ``solution`` on assertion ``tests``; the solution and the tests never share a process.
+
+    ``setup`` is trusted code the tests may use, run before them on the tests' side (HumanEval's prompt: its
+    helpers such as ``poly``); code the tests need must come from there, not from the solution. ``timeout``
+    and ``memory_mb`` bound each run of the solution (``backend``); the tests run in warm worker processes
+    on this machine (``_evaluator_pool.py``), with a deadline of ``2 * timeout + 1`` seconds.
+
+    Rounds: the solution answers the calls known so far, then the tests run on those answers; calls whose
+    arguments are only known then (computed from earlier answers, or in loops) send the solution back for a
+    run with them added. Most checks need one round. ValueError when the tests cannot be graded.
+    """
+    plan = plan_assert_tests(tests, entry_point, setup)
+    runner = get_backend(backend)
+    program = _RUNNER[getattr(runner, "name", "") == "local"]
+    calls = list(plan.first_calls)
+    for _ in range(MAX_ROUNDS):
+        execution = runner.submit(make_request(
+            _LOADER, stdin=program + json.dumps({"solution": solution, "calls": calls}),
+            timeout=timeout, memory_mb=memory_mb)).result()
+        if execution.status == "infra_error":
+            return _infra_report(plan, execution, execution.stderr)
+        load_failure, answers, unanswered = _read_solution_run(execution)
+        if load_failure is not None:
+            return TestReport([TestCaseResult(name, False, load_failure) for name in plan.case_names], execution)
+        request = {"setup": plan.setup_code, "tests": plan.tests_code, "entry_point": entry_point,
+                   "functions": plan.functions,
+                   "modules": plan.modules, "calls": calls, "unanswered": unanswered, "answers": answers}
+        evaluation = _Evaluation.read(*evaluator_pool().evaluate(request, 2 * timeout + 1))
+        if evaluation.infra_error is not None:
+            return _infra_report(plan, execution, evaluation.infra_error)
+        if not evaluation.new_calls:
+            return TestReport(evaluation.cases(plan), execution)
+        calls = calls + evaluation.new_calls
+    undecided = f"the tests needed new answers from the solution more than {MAX_ROUNDS} times in a row"
+    return TestReport(evaluation.cases(plan, undecided), execution)
+
+
+def evaluator_pool() -> EvaluatorPool:
+    """The warm workers that run the tests' side of assertion grading (started on first use, per process)."""
+    global _evaluators
+    with _evaluators_lock:
+        if _evaluators is None or _evaluators[0] != os.getpid():  # a forked child starts its own
+            pool = EvaluatorPool(_LOADER, _EVALUATOR, memory_mb=EVALUATOR_MEMORY_MB)
+            atexit.register(pool.close)
+            _evaluators = (os.getpid(), pool)
+        return _evaluators[1]
+
+
+def _read_solution_run(execution: ExecResult) -> tuple[str | None, str, str]:
+    """``(why it did not load or None, its answers, why a call without an answer has none)``."""
+    first, _, answers = execution.stdout.partition("\n")
+    if first == '["loaded"]':
+        if execution.status == "ok":
+            return None, answers, f"the solution's process exited (code {execution.exit_code}) before answering"
+        return None, answers, f"the solution's process stopped before answering ({_describe_failure(execution)})"
+    try:
+        record = json.loads(first)
+    except (ValueError, RecursionError):
+        record = None
+    if isinstance(record, list) and len(record) == 2 and record[0] == "load_error" and isinstance(record[1], str):
+        return f"the solution failed to load: {_clip(record[1], 300)}", "", ""
+    if execution.status == "ok":
+        return "the solution's process ended without saying it loaded (did it rewrite its own output?)", "", ""
+    return f"the solution did not run: {_describe_failure(execution)}", "", ""
+
+
+@dataclasses.dataclass
+class _Evaluation:
+    """What the tests' process reported: outcome per case, calls it still needs, why it stopped early."""
+
+    outcomes: dict[int, tuple[bool | None, str]]
+    new_calls: list[list]
+    abort: str | None = None
+    infra_error: str | None = None
+
+    @classmethod
+    def read(cls, records: list[list], failure: str | None) -> _Evaluation:
+        outcomes = {}
+        for record in records:
+            if record[0] == "case":
+                outcomes[record[1]] = (record[2], record[3])
+            elif record[0] == "end":
+                return cls(outcomes, record[1], record[2])
+            elif record[0] == "setup_error":
+                return cls(outcomes, [], infra_error=f"the tests' setup failed: {record[1]}")
+        if failure == "timeout":  # the solution's answers can make the tests run long
+            return cls(outcomes, [], "checking the solution's answers ran past the deadline")
+        return cls(outcomes, [], infra_error=failure)
+
+    def cases(self, plan: AssertPlan, undecided: str = "") -> list[TestCaseResult]:
+        """Every case of ``plan``: those without a final outcome fail, saying why."""
+        results = []
+        for index, name in enumerate(plan.case_names):
+            passed, message = self.outcomes.get(index, (None, ""))
+            if passed is None:
+                message = undecided or ("not run: the tests stopped before it" +
+                                        (f" ({self.abort})" if self.abort else ""))
+            results.append(TestCaseResult(name, bool(passed), message))
+        return results
+
+
+def _infra_report(plan: AssertPlan, execution: ExecResult, why: str) -> TestReport:
+    return TestReport([TestCaseResult(name, False, "sandbox failure") for name in plan.case_names], execution, why)
 
 
 def run_io_tests(solution: str, cases: Sequence[Mapping[str, str]], *, language: str = "python",
@@ -109,43 +239,6 @@ def run_io_tests(solution: str, cases: Sequence[Mapping[str, str]], *, language:
             message = f"input {_clip(case['input'])!r}: expected {_clip(case['output'])!r}, got {_clip(result.stdout)!r}"
             results.append(TestCaseResult(f"case {index}", False, message))
     return TestReport(results, execution)
-
-
-def _instrument(tests: str, entry_point: str | None) -> tuple[list[str], str]:
-    """Wrap each asserting statement in try/except that records its outcome; return case names and source."""
-    try:
-        module = ast.parse(tests)
-    except SyntaxError as error:
-        raise ValueError(f"the tests are not valid Python: {error}") from None
-    if entry_point is not None:
-        checks = [node for node in module.body if isinstance(node, ast.FunctionDef) and node.name == "check"]
-        if not checks:
-            raise ValueError("with entry_point, the tests must define check(candidate) (HumanEval shape)")
-        body_owner = checks[-1]
-    else:
-        body_owner = module
-    names: list[str] = []
-    new_body: list[ast.stmt] = []
-    for statement in body_owner.body:
-        if not any(isinstance(node, ast.Assert) for node in ast.walk(statement)):
-            new_body.append(statement)
-            continue
-        index = len(names)
-        names.append(f"line {statement.lineno}: {_clip(ast.get_source_segment(tests, statement) or '', 80)}")
-        wrapper = ast.parse(
-            f"try:\n    pass\nexcept BaseException as __envgym_error:\n"
-            f"    __envgym_case({index}, False, (type(__envgym_error).__name__ + ': ' + str(__envgym_error))[:300])\n"
-            f"else:\n    __envgym_case({index}, True)"
-        ).body[0]
-        wrapper.body = [statement]
-        new_body.append(wrapper)
-    if not names:
-        raise ValueError("the tests contain no assert statement")
-    body_owner.body = new_body
-    source = ast.unparse(ast.fix_missing_locations(module))
-    if entry_point is not None:
-        source += f"\ncheck({entry_point})"
-    return names, source
 
 
 def _describe_failure(result: ExecResult) -> str:

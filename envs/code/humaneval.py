@@ -59,7 +59,7 @@ class HumanEval(Env):
             return [{"role": "user", "content": NO_CODE_FEEDBACK}], reward, True, False, info
         answer = self.task.answer
         report = run_assert_tests(humaneval_program(answer, extracted[0]), answer["test"],
-                                  entry_point=answer["entry_point"], timeout=self.timeout,
+                                  entry_point=answer["entry_point"], setup=answer["prompt"], timeout=self.timeout,
                                   memory_mb=self.memory_mb, backend=self.backend)
         reward, info = turn_info(report, self.pass_fraction_weight)
         verdict = "All tests passed." if report.all_passed else f"{report.passed}/{report.total} tests passed."

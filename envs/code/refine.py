@@ -82,5 +82,5 @@ class Refine(Env):
             return None
         answer = self.task.answer
         return run_assert_tests(humaneval_program(answer, extracted[0]), answer["test"],
-                                entry_point=answer["entry_point"], timeout=self.timeout,
+                                entry_point=answer["entry_point"], setup=answer["prompt"], timeout=self.timeout,
                                 memory_mb=self.memory_mb, backend=self.backend)
