@@ -19,8 +19,10 @@ import json
 import os
 import queue
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -32,7 +34,8 @@ class EvaluatorPool:
     def __init__(self, program: str, modules_line: str, *, size: int | None = None, memory_mb: int = 1024,
                  recycle_after: int = 1000):
         self.size = size or len(os.sched_getaffinity(0))
-        self._start = (program, modules_line, memory_mb)
+        self._folder = tempfile.mkdtemp(prefix="envgym-evaluator-")  # the workers' empty working directory
+        self._start = (program, modules_line, memory_mb, self._folder)
         self._recycle_after = recycle_after
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(self.size)
@@ -61,6 +64,7 @@ class EvaluatorPool:
             workers = list(self._workers)
         for worker in workers:
             self._retire(worker)
+        shutil.rmtree(self._folder, ignore_errors=True)
 
     def _take(self) -> _Worker:
         try:
@@ -78,13 +82,13 @@ class EvaluatorPool:
 
 
 class _Worker:
-    def __init__(self, program: str, modules_line: str, memory_mb: int):
-        # -S -P and a clean environment: no site hooks (the evaluator adds site-packages itself), no working
-        # directory on sys.path; a fixed hash seed so that set order, hence the calls the tests make, is the
-        # same in every worker
+    def __init__(self, program: str, modules_line: str, memory_mb: int, folder: str):
+        # -S -s and a clean environment: no site hooks (the evaluator adds site-packages itself); an empty
+        # working directory (``-c`` puts it on sys.path); a fixed hash seed so that set order, hence the calls
+        # the tests make, is the same in every worker
         self.process = subprocess.Popen(
-            [sys.executable, "-S", "-P", "-c", program, str(memory_mb)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
+            [sys.executable, "-S", "-s", "-c", program, str(memory_mb)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=folder, start_new_session=True,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
         self.process.stdin.write(modules_line.encode())
         self.buffer = bytearray()

@@ -11,11 +11,11 @@ Two shapes of tests cover the common code datasets:
   ignoring trailing whitespace and trailing blank lines. The solution runs alone; only its stdout is compared.
 
 The solution never shares a process with the assertions. It runs in a sandbox job of its own that only
-answers calls with plain values (``_solution_runner.py``); the assertions run in another job, in a pool
-that runs nothing else (``_test_evaluator.py``), where the solution's functions are stand-ins returning those
-values decoded afresh into builtin objects (``_values.py``). Each case's verdict is decided there, by the
-dataset's own assertions: a solution chooses what its functions return and nothing else. Threat model, and a
-test per attack: docs/sandbox.md.
+answers calls with plain values (``_solution_runner.py``); the assertions run in warm worker processes on
+this machine that run nothing else (``_test_evaluator.py``, ``_evaluator_pool.py``), where the solution's
+functions are stand-ins returning those values decoded afresh into builtin objects (``_values.py``). Each
+case's verdict is decided there, by the dataset's own assertions: a solution chooses what its functions
+return and nothing else. Threat model, and a test per attack: docs/sandbox.md ("Code verdicts").
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ class TestCaseResult:
 
 @dataclasses.dataclass
 class TestReport:
-    """Per-case results of one solution. ``infra_error`` is set when the sandbox failed (not the solution)."""
+    """Per-case results of one solution. ``execution`` is the solution's (last) run; ``infra_error`` is set when
+    the sandbox or the tests' side failed (not the solution)."""
 
     cases: list[TestCaseResult]
     execution: ExecResult | None = None
