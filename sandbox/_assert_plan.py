@@ -142,9 +142,11 @@ def _free_names(tests: ast.Module, setup: ast.Module) -> tuple[tuple[str, ...], 
     """
     bound = set(dir(builtins)) | _top_level_names(setup)
     used: dict[str, bool] = {}  # name -> only ever used as name.attribute
-    attribute_bases = {id(node.value) for node in ast.walk(tests) if isinstance(node, ast.Attribute)}
+    attribute_bases: set[int] = set()  # filled before their names are reached: the walk is breadth-first
     for node in ast.walk(tests):
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Attribute):
+            attribute_bases.add(id(node.value))
+        elif isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 used[node.id] = used.get(node.id, True) and id(node) in attribute_bases
             else:
