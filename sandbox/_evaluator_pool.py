@@ -5,9 +5,10 @@ They need limits, not a sandbox: they run only trusted code (the dataset's tests
 the solution's answers. A warm worker saves the fork, the module loading and the test compilation of a
 sandbox job per evaluation, which would otherwise double the cost of grading.
 
-Nothing the solution does reaches them: the solution runs in another process, inside the sandbox (which sees
-none of the host's processes), while a worker is a separate host process that is not dumpable (no
-``/proc/<pid>/mem`` or ptrace, even for its own uid) and reads the solution's answers only as data.
+Nothing the solution does reaches them: the solution runs in another process, inside the sandbox (whose PID
+namespaces show it none of the host's processes), while a worker is a separate host process that is not
+dumpable (no ``/proc/<pid>/mem`` or ptrace, even for its own uid) and reads the solution's answers only as
+data.
 
 Limits: an address-space limit (``memory_mb``), a wall-clock deadline per request (the worker is killed and
 replaced when it passes), and a fresh worker after ``recycle_after`` requests so that nothing accumulates.
@@ -51,6 +52,9 @@ class EvaluatorPool:
                 records, failure = worker.evaluate((json.dumps(request) + "\n").encode(), deadline_s)
             except OSError as error:  # the worker died before reading the request
                 records, failure = [], f"the tests' worker failed: {error!r}"
+            except BaseException:
+                self._retire(worker)
+                raise
             if failure is None and worker.served < self._recycle_after and not self._closed:
                 self._idle.put(worker)
             else:
