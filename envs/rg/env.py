@@ -107,11 +107,26 @@ class ReasoningGymEnv(Env):
         info: dict[str, Any] = {"answer": answer, "action_valid": answer is not None}
         try:
             score = float(self.dataset.score_answer(answer, self._entry))
-        except Exception as error:  # some scorers raise on malformed answers: that is a wrong answer
+        except Exception as error:
+            # Some scorers raise on malformed answers: that is the policy's mistake, scored 0. A scorer that
+            # also raises on the task's own answer is broken, and a broken verifier is an error, never a 0.
+            self._check_scorer_accepts_gold(error)
             score = 0.0
-            info["scorer_error"] = f"{type(error).__name__}: {error}"[:300]
+            info.update(action_valid=False, action_error=f"the task's scorer rejected the answer "
+                                                         f"({type(error).__name__}: {error})"[:300])
         score = min(max(score, 0.0), 1.0) if np.isfinite(score) else 0.0
         value = score if self.partial_credit else float(score >= 1.0)
         components = {"correct": value}
         info.update(reward_components=components, correct=score >= 1.0, score=score)
         return [], reward_total(components), True, False, info
+
+    def _check_scorer_accepts_gold(self, error: Exception) -> None:
+        gold = self._entry.get("answer")
+        if gold is None:  # tasks without a reference answer: nothing to tell the two cases apart with
+            return
+        try:
+            self.dataset.score_answer(str(gold), self._entry)
+        except Exception as gold_error:
+            raise RuntimeError(f"reasoning-gym's {self.task_name!r} scorer fails on the task's own answer "
+                               f"({type(gold_error).__name__}: {gold_error}); it also failed on the policy's "
+                               f"({type(error).__name__}: {error})") from gold_error

@@ -78,11 +78,24 @@ def test_partial_credit_passes_the_raw_score_through():
     assert strict_reward == 0.0 and 0.0 < lenient_reward == strict_info["score"] < 1.0
 
 
-def test_a_scorer_that_raises_on_a_malformed_answer_scores_0_and_says_why():
+def test_a_scorer_that_raises_on_a_malformed_answer_scores_0_as_the_policys_mistake():
     env = envgym.make("rg/prime_factorization-v0", size=5)
     env.reset(seed=0, options={"task_index": 0})
     _, reward, _, _, info = env.step("<answer>not a number</answer>")
-    assert reward == 0.0 and "scorer_error" in info
+    assert reward == 0.0 and info["action_valid"] is False and "scorer rejected" in info["action_error"]
+    assert "error" not in info
+
+
+def test_a_scorer_that_raises_on_the_tasks_own_answer_too_is_an_error_not_a_reward():
+    env = envgym.make("rg/prime_factorization-v0", size=5)
+    env.reset(seed=0, options={"task_index": 0})
+
+    def broken(answer, entry):
+        raise KeyError("metadata")
+
+    env.unwrapped.dataset.score_answer = broken
+    with pytest.raises(RuntimeError, match="fails on the task's own answer"):
+        env.step("<answer>2 * 3</answer>")
 
 
 def test_unknown_tasks_are_rejected_with_a_pointer_to_the_list():
