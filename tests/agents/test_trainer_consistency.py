@@ -2,6 +2,9 @@
 
 import pytest
 
+pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
+pytest.importorskip("transformers")
+
 from envgym.agents.grpo import GRPOConfig
 from envgym.agents.trainer import GRPOTrainer
 from envgym.core import Env, Task, action_text

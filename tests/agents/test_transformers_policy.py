@@ -4,6 +4,9 @@ import json
 import shutil
 
 import pytest
+
+pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
+pytest.importorskip("transformers")
 import torch
 
 from envgym.agents.policy import SamplingParams, render_prompt
