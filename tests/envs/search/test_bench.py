@@ -5,9 +5,11 @@ import json
 from typer.testing import CliRunner
 
 from envgym.cli import app
+from helpers.extras import require
 
 
 def test_bench_search_quick_prints_its_numbers_as_the_last_json_line():
+    require("search")
     result = CliRunner().invoke(app, ["bench", "search", "--quick", "--json", "--num-docs", "1000"])
     assert result.exit_code == 0, result.output
     numbers = json.loads(result.output.strip().splitlines()[-1])

@@ -57,6 +57,9 @@ def test_the_client_returns_documents_and_scores(url, world):
 
 def test_the_envgym_serve_search_command_answers_search_r1_requests(tmp_path):
     """The real command in a subprocess, on a JSONL corpus, spoken to with plain httpx, stopped by the test."""
+    from helpers.extras import require
+
+    require("search")
     import json
     import socket
     import subprocess
