@@ -8,6 +8,7 @@ error bodies; FastAPI serves every other route, and :func:`document` puts these 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ from envgym.server.protocol import ResetRequest, ResetResult, ServerError, StepR
 from envgym.server.sessions import SessionManager
 
 _ROUTE = re.compile(r"^/sessions/([^/]+)/(step|reset)$")
+_SOCKET = re.compile(r"^/sessions/([^/]+)/ws$")
 _JSON = [(b"content-type", b"application/json")]
 
 
@@ -27,6 +29,8 @@ class FastLane:
         self.app, self.sessions = app, sessions
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and (socket := _SOCKET.match(scope["path"])) is not None:
+            return await self._socket(socket.group(1), scope, receive, send)
         match = _ROUTE.match(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
         if match is None:
             return await self.app(scope, receive, send)
@@ -51,6 +55,41 @@ class FastLane:
             return await manager.step(session, step.action, step.request_id)
         reset = _parse(ResetRequest, body)
         return await manager.reset(session, reset.seed, reset.options, reset.request_id)
+
+    async def _socket(self, session_id: str, scope: dict, receive: Any, send: Any) -> None:
+        """``/sessions/{id}/ws``: the step and reset routes over one WebSocket, for clients that step fast.
+
+        Each text frame is ``{"op": "step" | "reset", ...}`` with the HTTP route's body beside ``op``; each
+        answer is ``{"status": S, "body": B}`` where ``S`` and ``B`` are what the HTTP route would have
+        answered. The session is looked up per frame, so a reaped or closed session answers ``session_gone``
+        just as over HTTP; frames are answered in order, one at a time."""
+        token = _header(scope, b"x-session-token")
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        while True:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return  # websocket.disconnect
+            frame = message.get("text") or message.get("bytes") or b""
+            try:
+                op, body = _split_frame(frame.encode() if isinstance(frame, str) else frame)
+                status, answer = 200, await self._answer(session_id, op, body, token)
+            except ServerError as error:
+                status, answer = error.status, error.body()
+            await send({"type": "websocket.send", "text": f'{{"status":{status},"body":{answer.decode()}}}'})
+
+
+def _split_frame(frame: bytes) -> tuple[str, bytes]:
+    """The op of a WebSocket frame and the rest of it as the HTTP route's body."""
+    try:
+        data = json.loads(frame)
+    except ValueError as error:
+        raise ServerError("malformed_json", f"the frame is not valid JSON ({error})") from None
+    if not isinstance(data, dict) or data.get("op") not in ("step", "reset"):
+        raise ServerError("invalid_request", 'a frame is a JSON object whose "op" is "step" or "reset"')
+    op = data.pop("op")
+    return op, json.dumps(data).encode()
 
 
 def _parse(model: type[BaseModel], body: bytes) -> Any:

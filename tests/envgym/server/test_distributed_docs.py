@@ -66,6 +66,7 @@ def test_the_page_commands_and_code_run(monkeypatch):
                     out = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=300, check=True).stdout
                     result = json.loads(out.strip().splitlines()[-1])
                     assert result["bench"] == "server" and result["server"]["steps_per_s"] > 0
+                    assert result["server_websocket"]["steps_per_s"] > 0
         assert url is not None
         namespace: dict = {"__name__": "docs_distributed"}
         for code in blocks("python"):

@@ -1,4 +1,5 @@
-"""RemoteEnv: the Env API over HTTP, sync and async, with the env's own exceptions and safe retries."""
+"""RemoteEnv: the Env API over HTTP (or a WebSocket per session), sync and async, with the env's own
+exceptions and safe retries."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ from envgym.utils.check import check_env
 
 GUESS = "games/GuessNumber-v0"
 GUESSES = [f"<guess>{g}</guess>" for g in (50, 25, 37, 43, 40, 41, 42, 44, 10, 90, 60)]
+
+
+@pytest.fixture(params=["http", "websocket"])
+def transport(request):
+    return request.param
 
 
 @pytest.fixture
@@ -48,14 +54,14 @@ def test_a_remote_env_passes_check_env(remote_id):
     env.close()
 
 
-def test_a_remote_env_plays_exactly_like_the_local_env(thread_server):
-    remote = envgym.RemoteEnv(thread_server, GUESS, max_turns=5)
+def test_a_remote_env_plays_exactly_like_the_local_env(thread_server, transport):
+    remote = envgym.RemoteEnv(thread_server, GUESS, max_turns=5, transport=transport)
     assert play(remote, GUESSES) == play(envgym.make(GUESS, max_turns=5), GUESSES)
     remote.close()
 
 
-async def test_the_async_api_plays_like_the_sync_api(thread_server):
-    remote = RemoteEnv(thread_server, GUESS)
+async def test_the_async_api_plays_like_the_sync_api(thread_server, transport):
+    remote = RemoteEnv(thread_server, GUESS, transport=transport)
     trace = [await remote.areset(seed=0, options={"task_index": 2})]
     for action in GUESSES:
         trace.append(await remote.astep(action))
@@ -75,8 +81,8 @@ def test_make_vec_runs_remote_envs(remote_id):
     local.close()
 
 
-def test_server_side_env_errors_come_back_as_the_same_exceptions(thread_server):
-    env = RemoteEnv(thread_server, GUESS)
+def test_server_side_env_errors_come_back_as_the_same_exceptions(thread_server, transport):
+    env = RemoteEnv(thread_server, GUESS, transport=transport)
     with pytest.raises(envgym.ResetNeeded, match="reset"):
         env.step("<guess>1</guess>")
     with pytest.raises(envgym.InvalidOptions, match="out of range|task_index"):
@@ -92,13 +98,58 @@ def test_server_side_env_errors_come_back_as_the_same_exceptions(thread_server):
         RemoteEnv(thread_server, "games/GuessNumbr-v0").reset()
 
 
-def test_a_bearer_token_is_sent_and_a_wrong_one_is_a_clear_error():
+def test_a_bearer_token_is_sent_and_a_wrong_one_is_a_clear_error(transport):
     with serve_in_thread(ServerSettings(workers="thread", token="tok")) as url:
         with pytest.raises(RemoteEnvError, match="forbidden: the bearer token"):
-            RemoteEnv(url, GUESS, token="bad").reset()
-        env = RemoteEnv(url, GUESS, token="tok")
-        assert env.reset(seed=0)[0]
+            RemoteEnv(url, GUESS, token="bad", transport=transport).reset()
+        env = RemoteEnv(url, GUESS, token="tok", transport=transport)
+        assert env.reset(seed=0)[0] and env.step("<guess>50</guess>")[0]
         env.close()
+
+
+def test_a_websocket_dropped_between_turns_is_reopened_and_the_episode_goes_on(thread_server):
+    remote = RemoteEnv(thread_server, GUESS, transport="websocket")
+    local = envgym.make(GUESS)
+    assert remote.reset(seed=0, options={"task_index": 2}) == local.reset(seed=0, options={"task_index": 2})
+    for action in GUESSES[:3]:
+        remote._socket[1].close()  # as if the network dropped it
+        assert remote.step(action) == local.step(action)
+    remote.close()
+
+
+async def test_a_session_closed_on_the_server_is_lost_over_the_websocket_and_reset_opens_a_new_one(thread_server):
+    import httpx
+
+    from envgym.server.client import SessionLost
+
+    remote = RemoteEnv(thread_server, GUESS, transport="websocket")
+    await remote.areset(seed=0)
+    old = remote.session_id
+    async with httpx.AsyncClient(base_url=thread_server) as http:
+        await http.delete(f"/sessions/{old}", headers={"X-Session-Token": remote._session_token})
+    with pytest.raises(SessionLost, match="reset"):
+        await remote.astep("<guess>50</guess>")
+    await remote.areset(seed=0)
+    assert remote.session_id != old and (await remote.astep("<guess>50</guess>"))[0]
+    await remote.aclose()
+
+
+def test_a_malformed_websocket_frame_gets_an_error_frame_and_the_socket_stays_usable(thread_server, http, open_session):
+    from websockets.sync.client import connect
+
+    session_id, headers = open_session(http)
+    with connect(f"ws{thread_server.removeprefix('http')}/sessions/{session_id}/ws", additional_headers=headers) as socket_:
+        socket_.send("{not json")
+        assert "\"status\":400" in socket_.recv()
+        socket_.send('{"op": "jump"}')
+        assert '"status":422' in socket_.recv()
+        socket_.send('{"op": "reset", "seed": 0}')
+        assert socket_.recv().startswith('{"status":200,"body":{"messages"')
+
+
+def test_an_unknown_transport_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="'http' or 'websocket', got 'grpc'"):
+        RemoteEnv("http://127.0.0.1:1", GUESS, transport="grpc")
 
 
 def test_an_unreachable_server_is_a_clear_error_after_retries():
