@@ -33,6 +33,9 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
 CAP_SYS_ADMIN = 21
 KERNEL_INTERFACES = ("/proc", "/sys")  # left as they are in a slot: their writes are checked per file
+# Filesystems that hold no files a job could write: a namespace handle (dockerd bind-mounts them under
+# /run/docker/netns) refuses a read-only remount from a user namespace, and has nothing to protect.
+UNWRITABLE_TYPES = {b"nsfs"}
 
 
 def _check(result: int, what: str) -> None:
@@ -101,9 +104,14 @@ def mount_tmpfs(path: str, size_mb: int, uid: int, gid: int) -> None:
 
 
 def _mount_points() -> list[str]:
-    """Every mount point of this mount namespace but the kernel's interfaces."""
+    """Every mount point of this mount namespace but the kernel's interfaces and unwritable filesystems."""
+    points = set()
     with open("/proc/self/mountinfo", "rb") as mountinfo:
-        points = {line.split()[4].decode("unicode_escape") for line in mountinfo}  # "\040" is a space
+        for line in mountinfo:
+            fields = line.split()
+            filesystem = fields[fields.index(b"-") + 1]  # optional fields end with "-", then the type
+            if filesystem not in UNWRITABLE_TYPES:
+                points.add(fields[4].decode("unicode_escape"))  # "\040" is a space
     return sorted(point for point in points
                   if not any(point == top or point.startswith(top + "/") for top in KERNEL_INTERFACES))
 
