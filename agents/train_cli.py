@@ -20,11 +20,15 @@ def train_command(
     resume: Path = typer.Option(None, "--resume", help="A checkpoint folder to continue from exactly."),
     device: str = typer.Option(None, "--device", help="cpu or cuda (default: cuda when available)."),
     env_kwargs: str = typer.Option(None, "--env-kwargs", help='JSON object of env arguments, e.g. \'{"difficulty": 1}\'.'),
+    engine: str = typer.Option("transformers", "--engine",
+                               help="Rollout engine: transformers (the trained model generates) or vllm (an "
+                                    "in-process vLLM engine on the same model, weights synced after each step)."),
 ) -> None:
     """Train a model with GRPO on an env; writes OUT/metrics.jsonl, OUT/checkpoints/ and OUT/reward_curve.png.
 
     The config file holds GRPOConfig fields and optionally ``env_kwargs`` (arguments for the env); flags win."""
     from rich.console import Console
+    from rich.markup import escape  # the message names the extra to install, "envgym[vllm]"
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from envgym.agents.grpo import GRPOConfig
@@ -47,8 +51,20 @@ def train_command(
     except (TypeError, ValueError) as error:
         console.print(f"[red]bad training config: {error}[/red]")
         raise typer.Exit(2) from None
+    if engine not in ("transformers", "vllm"):
+        raise typer.BadParameter(f"unknown engine {engine!r}; choose transformers or vllm")
     loaded, tokenizer = load_model(model)
-    trainer = GRPOTrainer(loaded, tokenizer, env, grpo_config, out_dir=out, device=device, env_kwargs=make_kwargs)
+    policy = None
+    if engine == "vllm":
+        try:
+            from envgym.agents.vllm_policy import VLLMPolicy
+
+            policy = VLLMPolicy(model)
+        except ImportError as error:
+            console.print(f"[red]{escape(str(error))}[/red]")
+            raise typer.Exit(2) from None
+    trainer = GRPOTrainer(loaded, tokenizer, env, grpo_config, out_dir=out, device=device, env_kwargs=make_kwargs,
+                          policy=policy)
     if resume is not None:
         trainer.load_checkpoint(resume)
     columns = [TextColumn("[bold]GRPO[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

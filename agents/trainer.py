@@ -33,11 +33,16 @@ with an ``update(task_index, rewards)`` method is told each group's episode rewa
 
 
 class GRPOTrainer:
-    """Train ``model`` with GRPO on the env ``env`` (an id for :func:`envgym.make` or a zero-arg factory)."""
+    """Train ``model`` with GRPO on the env ``env`` (an id for :func:`envgym.make` or a zero-arg factory).
+
+    ``policy``: the engine rollouts sample from; by default a ``TransformersPolicy`` over ``model`` itself. An
+    engine with weights of its own (``VLLMPolicy`` on the same checkpoint) gets the model's weights through its
+    ``load_weights(model)`` when training starts and after every step's updates, so it always samples from the
+    policy being trained (``time_sync_s`` in the metrics)."""
 
     def __init__(self, model: Any, tokenizer: Any, env: str | Callable[[], envgym.Env], config: GRPOConfig | None = None,
                  *, out_dir: str | Path | None = None, task_sampler: TaskSampler | None = None,
-                 device: str | None = None, env_kwargs: dict[str, Any] | None = None):
+                 device: str | None = None, env_kwargs: dict[str, Any] | None = None, policy: Any = None):
         self.config = config = config or GRPOConfig()
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         _seed_everything(config.seed)
@@ -60,9 +65,12 @@ class GRPOTrainer:
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.history: list[dict[str, Any]] = []
         self._tensorboard = None
-        from envgym.agents.transformers_policy import TransformersPolicy
+        if policy is None:
+            from envgym.agents.transformers_policy import TransformersPolicy
 
-        self.policy = TransformersPolicy(self.model, tokenizer, device=str(self.device))
+            policy = TransformersPolicy(self.model, tokenizer, device=str(self.device))
+        self.policy = policy
+        self._sync_weights()
 
     # --- the loop -----------------------------------------------------------------------------------
     def train(self, steps: int | None = None, on_step: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
@@ -90,6 +98,8 @@ class GRPOTrainer:
         t_rollout = time.perf_counter() - t0
         metrics = self._update(groups)  # with no groups left (all dropped) nothing changes but the metrics line
         t_train = time.perf_counter() - t0 - t_rollout
+        if not metrics["update_skipped"]:
+            metrics["time_sync_s"] = self._sync_weights()
         self.step += 1
         metrics.update(_reward_metrics(groups, self._all_rollouts))
         metrics.update(_failure_metrics(self._all_rollouts))
@@ -100,6 +110,13 @@ class GRPOTrainer:
         self.history.append(metrics)
         self._log(metrics)
         return metrics
+
+    def _sync_weights(self) -> float:
+        """Give an engine with weights of its own the model's current ones; returns the seconds it took."""
+        started = time.perf_counter()
+        if hasattr(self.policy, "load_weights"):
+            self.policy.load_weights(self.model)
+        return time.perf_counter() - started
 
     # --- rollouts -----------------------------------------------------------------------------------
     def _collect_groups(self) -> tuple[list[list[Trajectory]], int, int]:
@@ -348,6 +365,7 @@ class GRPOTrainer:
         np.random.set_state(state["numpy_rng"])
         self.step = state["step"]
         self.history = list(state["history"])
+        self._sync_weights()  # the engine samples from the restored weights
 
     def plot(self) -> Path | None:
         """Save ``reward_curve.png`` (reward mean ± std per step) in ``out_dir``."""

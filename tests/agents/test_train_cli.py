@@ -29,3 +29,21 @@ def test_unknown_config_field_is_refused_with_the_known_ones(tmp_path):
                                       "--config", str(config), "--out", str(tmp_path / "run")])
     assert result.exit_code == 2
     assert "unknown GRPOConfig fields ['lr']" in result.output
+
+
+def test_an_unknown_engine_is_refused_with_the_choices(tmp_path):
+    result = CliRunner().invoke(app, ["train", "--env", "games/GuessNumber-v0", "--model", tiny_model_path(),
+                                      "--engine", "sglang", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and "choose transformers or vllm" in result.output
+
+
+def test_the_vllm_engine_without_vllm_names_the_extra_to_install(tmp_path):
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here (tests/agents/test_vllm_policy.py trains with it)")
+    result = CliRunner().invoke(app, ["train", "--env", "games/GuessNumber-v0", "--model", tiny_model_path(),
+                                      "--engine", "vllm", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and "envgym[vllm]" in result.output

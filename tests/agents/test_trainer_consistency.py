@@ -26,14 +26,51 @@ class SayAnything(Env):
         return [], reward, True, False, {}
 
 
-def trainer(**overrides) -> GRPOTrainer:
+def trainer(policy=None, **overrides) -> GRPOTrainer:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = tiny_model_path()
     config = GRPOConfig(**{"num_generations": 4, "num_tasks_per_step": 2, "max_completion_length": 8,
                            "learning_rate": 1e-3, "max_steps": 4, "seed": 0, **overrides})
     return GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path), SayAnything,
-                       config, device="cpu")
+                       config, device="cpu", policy=policy)
+
+
+class SeparateCopyEngine:
+    """An engine with weights of its own (like vLLM): a TransformersPolicy over a copy of the model, which
+    follows the trainer only through ``load_weights``."""
+
+    def __init__(self):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from envgym.agents.transformers_policy import TransformersPolicy
+
+        path = tiny_model_path()
+        self.model = AutoModelForCausalLM.from_pretrained(path)
+        with torch.no_grad():  # different weights until the trainer's arrive
+            for parameter in self.model.parameters():
+                parameter.mul_(0.5)
+        self.engine = TransformersPolicy(self.model, AutoTokenizer.from_pretrained(path), device="cpu")
+        self.syncs = 0
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+    def load_weights(self, model) -> None:
+        self.model.load_state_dict(model.state_dict())
+        self.syncs += 1
+
+
+def test_an_engine_with_its_own_weights_samples_from_the_model_being_trained():
+    engine = SeparateCopyEngine()
+    run = trainer(policy=engine, temperature=0.7)
+    assert engine.syncs == 1  # at the start: the engine's own (halved) weights are never sampled from
+    for _ in range(2):
+        metrics = run.train_step()
+        assert metrics["rollout_logprob_gap_max"] < 1e-3 and metrics["time_sync_s"] >= 0
+    assert engine.syncs == 3
+    assert all(bool((a == b).all()) for a, b in zip(engine.model.parameters(), run.model.parameters()))
 
 
 def test_trainer_logprobs_of_sampled_tokens_equal_the_engines_at_temperature_0_7():

@@ -18,9 +18,18 @@ def test_engine_options_default_to_float32_without_cuda():
 
 
 def test_engine_options_given_by_the_caller_win_over_the_defaults():
-    options = engine_options("model-dir", dtype="bfloat16", enforce_eager=True, max_model_len=512)
+    options = engine_options("model-dir", dtype="bfloat16", enforce_eager=True, max_model_len=512,
+                             kv_cache_memory_bytes=123)
     assert options == {"model": "model-dir", "dtype": "bfloat16", "enforce_eager": True, "max_model_len": 512,
-                       "logprobs_mode": "processed_logprobs"}
+                       "logprobs_mode": "processed_logprobs", "kv_cache_memory_bytes": 123}
+
+
+def test_without_cuda_the_kv_cache_is_sized_not_a_share_of_the_machines_memory():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("the CPU default")
+    assert engine_options("model-dir")["kv_cache_memory_bytes"] == 1 << 30
+    assert "kv_cache_memory_bytes" not in engine_options("model-dir", gpu_memory_utilization=0.3)
 
 
 def test_each_request_of_a_batch_gets_its_own_seed_and_the_same_settings():
@@ -67,3 +76,83 @@ def test_vllm_samples_of_one_prompt_differ_and_one_seed_reproduces_them(vllm_pol
     first = [g.token_ids for g in vllm_policy.generate([prompt] * 4, sampling)]
     assert len({tuple(ids) for ids in first}) > 1, first
     assert [g.token_ids for g in vllm_policy.generate([prompt] * 4, sampling)] == first
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("adapters", [False, True], ids=["full", "lora"])
+def test_after_a_weight_sync_the_engine_samples_from_the_updated_model(adapters):
+    """Greedy output and T=0.7 sampling logprobs of the engine equal the updated trainer model's (full weights,
+    or LoRA adapters merged for the copy)."""
+    pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from envgym.agents.policy import render_prompt
+    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.vllm_policy import VLLMPolicy
+    from helpers.tiny_models import tiny_model_path
+
+    engine = VLLMPolicy(tiny_model_path(), dtype="float32", enforce_eager=True)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_path(), dtype=torch.float32)
+    prompt = render_prompt(engine.tokenizer, [{"role": "user", "content": "Say a number."}])
+    greedy = SamplingParams(max_new_tokens=12, temperature=0)
+    before = engine.generate([prompt], greedy)[0].token_ids
+    base_tensors = len(model.state_dict())
+    if adapters:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, target_modules="all-linear"))
+    with torch.no_grad():  # an update big enough to change what the model says
+        generator = torch.Generator().manual_seed(0)
+        for parameter in model.parameters():
+            if parameter.requires_grad:
+                parameter.add_(torch.randn(parameter.shape, generator=generator) * (0.2 if adapters else 0.05))
+    assert engine.load_weights(model) == base_tensors
+    trained = TransformersPolicy(model, engine.tokenizer, device="cpu")
+    after = engine.generate([prompt], greedy)[0].token_ids
+    assert after == trained.generate([prompt], greedy)[0].token_ids != before
+
+    sampled = engine.generate([prompt], SamplingParams(max_new_tokens=12, temperature=0.7, seed=1))[0]
+    ids = torch.tensor([prompt + sampled.token_ids])
+    with torch.no_grad():
+        logits = model(ids).logits[0, len(prompt) - 1:-1].float() / 0.7
+    expected = torch.log_softmax(logits, -1).gather(1, torch.tensor(sampled.token_ids)[:, None])[:, 0]
+    assert torch.allclose(expected, torch.tensor(sampled.logprobs), atol=1e-3), (expected, sampled.logprobs)
+
+
+@pytest.mark.vllm
+def test_the_trainer_with_a_vllm_engine_samples_from_the_model_it_trains():
+    """vLLM rolls out, the trainer updates, the weights go back after each step: the engine's sampling logprobs
+    equal the trainer's at T=0.7 on every step, not only the first."""
+    pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from envgym.agents.grpo import GRPOConfig
+    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.vllm_policy import VLLMPolicy
+    from helpers.tiny_models import tiny_model_path
+
+    from envgym.core import Env, Task, action_text
+    from envgym.tasks.sources import ListTaskSource
+
+    class SayADigit(Env):
+        """Reward 1 when the reply holds a digit: the tiny model's samples differ in it, so there is a gradient."""
+
+        def __init__(self):
+            self.tasks = ListTaskSource([Task(id="say", messages=[{"role": "user", "content": "Say a number."}])])
+
+        def _reset(self, task, options):
+            return task.prompt(), {}
+
+        def _step(self, action):
+            return [], float(any(c.isdigit() for c in action_text(action))), True, False, {}
+
+    path = tiny_model_path()
+    config = GRPOConfig(num_generations=8, num_tasks_per_step=2, max_completion_length=16, learning_rate=1e-2,
+                        temperature=0.7, max_steps=3, seed=0)
+    trainer = GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path),
+                          SayADigit, config, device="cpu",
+                          policy=VLLMPolicy(path, dtype="float32", enforce_eager=True))
+    run = trainer.train()
+    assert all(m["policy_tokens"] > 0 and m["rollout_logprob_gap_max"] < 1e-3 for m in run), run
+    assert run[0]["grad_norm"] > 0  # the weights moved before step 2 sampled, and the engine followed them
