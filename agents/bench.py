@@ -1,7 +1,7 @@
 """`envgym bench rollout`: the agent loop's cost on top of the policy's raw batched generation.
 
-The loop plays GuessNumber episodes with a TransformersPolicy (greedy, so runs are repeatable) and
-records every batch of prompts it sends to ``generate``. Then the same batches go straight to
+The loop plays GuessNumber episodes with each engine (``TransformersPolicy``, and ``VLLMPolicy`` where vLLM is
+installed; greedy, so runs are repeatable) and records every batch of prompts it sends to ``generate``. Then the same batches go straight to
 ``generate``. Loop overhead = (loop time - raw generation time) / raw generation time: what the loop adds
 (env steps, chat-template deltas, token bookkeeping) relative to generation itself. Each side is timed
 ``repeats`` times, alternating, and the fastest run counts (the machine may be shared). The same ratio
@@ -60,22 +60,64 @@ def bench_rollout(
     turns: int = typer.Option(4, help="Turns per episode."),
     max_new_tokens: int = typer.Option(32, help="Tokens per turn."),
     repeats: int = typer.Option(3, help="Timed runs of each side; the fastest counts."),
+    engines: str = typer.Option(None, help="Comma-separated engines to time: transformers, vllm (default: both "
+                                            "where vLLM is installed, else transformers)."),
     quick: bool = typer.Option(False, "--quick", help="Fewer envs and one repeat."),
     as_json: bool = typer.Option(False, "--json", help="Print only the JSON line."),
 ) -> None:
-    """Episodes/s and tokens/s of the rollout loop vs raw batched generation (loop overhead)."""
-    import envgym
+    """Episodes/s and tokens/s of the rollout loop vs raw batched generation (loop overhead), per engine, on
+    the same model and prompts; with both engines, vLLM's loop tokens/s over the transformers engine's."""
+    import importlib.util
+    import tempfile
+
     from envgym.agents.policy import SamplingParams
-    from envgym.agents.rollout import rollout
     from envgym.agents.transformers_policy import TransformersPolicy
 
     if quick:
         envs, repeats = min(envs, 8), 1
-    policy = TransformersPolicy(model, device="cpu") if model else tiny_bench_policy()
+    chosen = engines.split(",") if engines else ["transformers"] + (["vllm"] if importlib.util.find_spec("vllm") else [])
+    unknown = sorted(set(chosen) - {"transformers", "vllm"})
+    if unknown:
+        raise typer.BadParameter(f"unknown engines {unknown}; choose from transformers, vllm")
     params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="envgym-bench-") as folder:
+        if model is None:  # both engines load the same random model from a folder
+            policy = tiny_bench_policy()
+            policy.model.save_pretrained(folder)
+            policy.tokenizer.save_pretrained(folder)
+            model_path, name = folder, policy.name
+        else:
+            model_path, name = model, model
+        for engine in chosen:
+            if engine == "vllm":
+                from envgym.agents.vllm_policy import VLLMPolicy
+
+                policy = VLLMPolicy(model_path, name=name)
+            else:
+                policy = TransformersPolicy(model_path, device="cpu", name=name)
+            results[engine] = _measure(policy, envs, turns, params, repeats)
+            del policy
+    emit({
+        "bench": "rollout", "model": name, "envs": envs, "turns": turns, "max_new_tokens": max_new_tokens,
+        **results[chosen[0]],  # the first engine's figures at the top level, as before
+        "engines": results,
+        **({"vllm_vs_transformers_loop_tokens_per_s": results["vllm"]["loop"]["tokens_per_s"]
+            / results["transformers"]["loop"]["tokens_per_s"],
+            "vllm_loop_vs_raw_tokens_per_s": results["vllm"]["loop"]["tokens_per_s"]
+            / results["vllm"]["raw_generation"]["tokens_per_s"]} if len(results) == 2 else {}),
+        "machine": machine(),
+    }, as_json)
+
+
+def _measure(policy: Any, envs: int, turns: int, params: Any, repeats: int) -> dict[str, Any]:
+    """The loop's and the raw replay's timings for one policy (run 0 warms up; the fastest run counts)."""
+    import envgym
+    from envgym.agents.rollout import rollout
+
     # A never-ending GuessNumber (turn limit well above `turns`) keeps every episode to exactly `turns` turns.
     loop_times, raw_times, in_loop_generation, recorder, result = [], [], [], None, None
-    for repeat in range(repeats + 1):  # run 0 warms up
+    for repeat in range(repeats + 1):
         recorder = _Recorder(policy)
         vec = envgym.make_vec("games/GuessNumber-v0", envs, max_turns=turns + 10, high=10**6)
         start = time.perf_counter()
@@ -93,8 +135,7 @@ def bench_rollout(
     best = min(range(repeats), key=lambda r: loop_times[r])
     loop, raw = loop_times[best], min(raw_times)
     tokens = result.stats["generated_tokens"]
-    emit({
-        "bench": "rollout", "model": policy.name, "envs": envs, "turns": turns, "max_new_tokens": max_new_tokens,
+    return {
         "generate_calls": len(recorder.batches), "generated_tokens": tokens,
         "loop": {"seconds": round(loop, 4), "episodes_per_s": envs / loop, "tokens_per_s": tokens / loop},
         "raw_generation": {"seconds": round(raw, 4), "tokens_per_s": tokens / raw},
@@ -102,5 +143,5 @@ def bench_rollout(
         # The same ratio within one run (loop time outside generate / time inside it): immune to load
         # changing between the loop run and the replay on a shared machine.
         "loop_overhead_in_run": (loop - in_loop_generation[best]) / in_loop_generation[best],
-        "env_seconds": result.stats["env_s"], "machine": machine(),
-    }, as_json)
+        "env_seconds": result.stats["env_s"],
+    }
