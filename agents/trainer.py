@@ -1,6 +1,7 @@
 """GRPOTrainer: the loop around :mod:`envgym.agents.grpo` — rollouts, batching, optimisation, logging, checkpoints.
 
-One step: sample tasks -> G rollouts per task with the training model itself -> drop failed episodes (env,
+One step: sample tasks -> G rollouts per task from the policy being trained (the model itself, or an engine
+such as vLLM given its weights after every step) -> drop failed episodes (env,
 verifier, sandbox or request failures: no reward to learn from) with their groups -> (dynamic sampling: drop
 groups whose rewards are all equal, refill) -> per-turn advantages -> micro-batches under a token budget, forward and
 backward with gradient accumulation -> clip, AdamW step, schedule -> one line of ``metrics.jsonl``.
@@ -25,6 +26,7 @@ import torch
 import envgym
 from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
                                 token_logprobs, turn_advantages)
+from envgym.agents.batching import micro_batches, pad_batch
 from envgym.agents.trajectory import Trajectory
 
 TaskSampler = Callable[[int, np.random.Generator], int]
@@ -217,7 +219,7 @@ class GRPOTrainer:
                 rows.append((trajectory, mask, token_advantages(len(trajectory.completion_ids), trajectory.turn_ends, adv)))
         num_tokens = sum(sum(mask) for _, mask, _ in rows)
         num_sequences = sum(1 for _, mask, _ in rows if any(mask))
-        batches = _micro_batches(rows, config.max_tokens_per_microbatch)
+        batches = micro_batches(rows, config.max_tokens_per_microbatch)
         self.model.train()
         totals: dict[str, float] = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, "kl": 0.0, "ratio": 0.0, "entropy": 0.0,
                                    "rollout_gap": 0.0}
@@ -227,7 +229,7 @@ class GRPOTrainer:
         for iteration in range(config.num_iterations):
             self.optimizer.zero_grad(set_to_none=True)
             for b, batch in enumerate(batches):
-                tensors = _pad_batch(batch, self.device)
+                tensors = pad_batch(batch, self.device)
                 logprobs, logits = self._logprobs(self.model, tensors)
                 if iteration == 0:
                     old_logprobs.append(logprobs.detach())
@@ -412,54 +414,6 @@ def _schedule(config: GRPOConfig) -> Callable[[int], float]:
         return 1.0
 
     return factor
-
-
-Row = tuple[Trajectory, list[int], list[float]]
-
-
-def _micro_batches(rows: list[Row], budget: int) -> list[list[Row]]:
-    """Pack rows, longest first, into batches whose padded size (rows × longest) stays within ``budget``.
-    A row longer than the budget gets a batch of its own."""
-    ordered = sorted(rows, key=lambda row: -(len(row[0].prompt_ids) + len(row[0].completion_ids)))
-    batches: list[list[Row]] = []
-    for row in ordered:
-        if batches and (len(batches[-1]) + 1) * _length(batches[-1][0]) <= budget:
-            batches[-1].append(row)
-        else:
-            batches.append([row])
-    return batches
-
-
-def _length(row: Row) -> int:
-    return len(row[0].prompt_ids) + len(row[0].completion_ids)
-
-
-def _pad_batch(batch: list[Row], device: torch.device) -> dict[str, torch.Tensor]:
-    """Right-padded inputs, and per kept position k (from the shortest prompt's last token on) the target
-    token ids[k+1], its loss mask, advantage and rollout logprob. Logits are computed only at kept positions."""
-    length = max(_length(row) for row in batch)
-    start = min(len(row[0].prompt_ids) for row in batch) - 1
-    width = length - 1 - start
-    input_ids = torch.full((len(batch), length), 0, dtype=torch.long)
-    attention = torch.zeros((len(batch), length), dtype=torch.long)
-    targets = torch.zeros((len(batch), width), dtype=torch.long)
-    mask = torch.zeros((len(batch), width))
-    advantages = torch.zeros((len(batch), width))
-    rollout_logprobs = torch.zeros((len(batch), width))
-    for b, (trajectory, loss_mask, token_adv) in enumerate(batch):
-        ids = trajectory.prompt_ids + trajectory.completion_ids
-        input_ids[b, :len(ids)] = torch.tensor(ids)
-        attention[b, :len(ids)] = 1
-        offset = len(trajectory.prompt_ids) - 1 - start  # kept column of the first completion token
-        n = len(trajectory.completion_ids)
-        targets[b, offset:offset + n] = torch.tensor(trajectory.completion_ids)
-        mask[b, offset:offset + n] = torch.tensor(loss_mask, dtype=torch.float)
-        advantages[b, offset:offset + n] = torch.tensor(token_adv)
-        rollout_logprobs[b, offset:offset + n] = torch.tensor(trajectory.logprobs)
-    keep = torch.arange(start, length - 1)
-    return {"input_ids": input_ids.to(device), "attention_mask": attention.to(device), "keep": keep.to(device), "start": start,
-            "targets": targets.to(device), "mask": mask.to(device), "advantages": advantages.to(device),
-            "rollout_logprobs": rollout_logprobs.to(device)}
 
 
 def _entropy_sum(logits: torch.Tensor) -> float:
