@@ -222,8 +222,8 @@ class RemoteEnv(Env):
         return url, headers
 
     def _sync_socket(self) -> Any:
-        if self._socket is not None and self._socket[0] != self.session_id:
-            self._drop_socket()  # the session was replaced: its socket is for the old one
+        if self._socket is not None and (self._socket[0] != self.session_id or len(self._socket) != 2):
+            self._drop_socket()  # the session was replaced (its socket is for the old one), or the socket is async
         if self._socket is None:
             from websockets.sync.client import connect
 
@@ -250,6 +250,8 @@ class RemoteEnv(Env):
         socket, self._socket = self._socket, None
         if socket is not None and len(socket) == 2:
             socket[1].close()
+        elif socket is not None and socket[1].is_running():  # an async socket: closed on its own loop
+            asyncio.run_coroutine_threadsafe(socket[2].close(), socket[1])
 
     async def _adrop_socket(self) -> None:
         socket, self._socket = self._socket, None

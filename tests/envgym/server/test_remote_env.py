@@ -218,3 +218,12 @@ def test_a_step_whose_answer_was_lost_is_retried_and_applied_once(thread_server)
     assert env.step("<guess>20</guess>")[4]["turn"] == 2  # the retried turn was not played twice
     env.close()
     proxy.close()
+
+
+async def test_sync_and_async_calls_can_take_turns_on_one_websocket_env(thread_server):
+    remote = RemoteEnv(thread_server, GUESS, transport="websocket")
+    local = envgym.make(GUESS)
+    assert await remote.areset(seed=0, options={"task_index": 2}) == local.reset(seed=0, options={"task_index": 2})
+    assert await asyncio.to_thread(remote.step, GUESSES[0]) == local.step(GUESSES[0])
+    assert await remote.astep(GUESSES[1]) == local.step(GUESSES[1])
+    await remote.aclose()
