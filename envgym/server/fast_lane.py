@@ -1,4 +1,5 @@
-"""The per-turn routes (``POST /sessions/{id}/step`` and ``/reset``) as plain ASGI, in front of FastAPI.
+"""The per-turn routes (``POST /sessions/{id}/step`` and ``/reset``, and both over ``/sessions/{id}/ws``) as plain
+ASGI, in front of FastAPI.
 
 Every turn of every episode crosses these two routes, and FastAPI's per-request machinery (dependency
 solving, exit stacks, response wrapping) costs about 90-130 us each, a third of what the server spends on a
