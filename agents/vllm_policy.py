@@ -27,11 +27,11 @@ from envgym.agents.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
 from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, request_seed
 
 
-# Engine options that change what is sampled or reported (not only speed or memory): envgym eval keys on them.
 CPU_KV_CACHE_BYTES = 1 << 30
 """The KV cache vLLM gets on a machine without CUDA unless told otherwise: 1 GiB (tens of thousands of tokens
 for a 135M model)."""
 
+# Engine options that change what is sampled or reported (not only speed or memory): envgym eval keys on them.
 SAMPLE_SHAPING_OPTIONS = ("dtype", "quantization", "kv_cache_dtype", "max_model_len", "revision", "tokenizer",
                           "logprobs_mode", "seed")
 
@@ -72,7 +72,6 @@ class VLLMPolicy(LocalTokenPolicy):
             results.append(Generation(completion.text, ids, logprobs or [0.0] * len(ids), reason))
         return results
 
-
     def load_weights(self, model: Any) -> int:
         """Copy a trainer's current weights into the engine (weight sync after an optimizer step); returns how
         many tensors went over. ``model`` is a ``transformers`` model of the engine's architecture, or a ``peft``
@@ -100,7 +99,9 @@ def merged_weights(model: Any) -> list[tuple[str, Any]]:
         for name, tensor in source.state_dict().items():
             if "lora_" in name or "modules_to_save" in name:
                 continue
-            weights.append((name.replace(".base_layer", ""), tensor.detach().clone()))  # merged: unmerge follows
+            tensor = tensor.detach()
+            # A merged weight changes back when the adapters unmerge below: copy it; plain weights go as they are.
+            weights.append((name.replace(".base_layer", ""), tensor.clone() if is_peft else tensor))
         return weights
     finally:
         if is_peft:

@@ -7,23 +7,8 @@ pytest.importorskip("transformers")
 
 from envgym.agents.grpo import GRPOConfig
 from envgym.agents.trainer import GRPOTrainer
-from envgym.core import Env, Task, action_text
-from envgym.tasks.sources import ListTaskSource
+from helpers.say_a_digit import SayADigit
 from helpers.tiny_models import tiny_model_path
-
-
-class SayAnything(Env):
-    """One turn; reward 1 when the reply holds a digit (rewards vary by sample, so there is a gradient)."""
-
-    def __init__(self):
-        self.tasks = ListTaskSource([Task(id="say", messages=[{"role": "user", "content": "Say a number."}])])
-
-    def _reset(self, task, options):
-        return task.prompt(), {}
-
-    def _step(self, action):
-        reward = float(any(c.isdigit() for c in action_text(action)))
-        return [], reward, True, False, {}
 
 
 def trainer(policy=None, **overrides) -> GRPOTrainer:
@@ -32,7 +17,7 @@ def trainer(policy=None, **overrides) -> GRPOTrainer:
     path = tiny_model_path()
     config = GRPOConfig(**{"num_generations": 4, "num_tasks_per_step": 2, "max_completion_length": 8,
                            "learning_rate": 1e-3, "max_steps": 4, "seed": 0, **overrides})
-    return GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path), SayAnything,
+    return GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path), SayADigit,
                        config, device="cpu", policy=policy)
 
 

@@ -130,22 +130,8 @@ def test_the_trainer_with_a_vllm_engine_samples_from_the_model_it_trains():
     from envgym.agents.grpo import GRPOConfig
     from envgym.agents.trainer import GRPOTrainer
     from envgym.agents.vllm_policy import VLLMPolicy
+    from helpers.say_a_digit import SayADigit
     from helpers.tiny_models import tiny_model_path
-
-    from envgym.core import Env, Task, action_text
-    from envgym.tasks.sources import ListTaskSource
-
-    class SayADigit(Env):
-        """Reward 1 when the reply holds a digit: the tiny model's samples differ in it, so there is a gradient."""
-
-        def __init__(self):
-            self.tasks = ListTaskSource([Task(id="say", messages=[{"role": "user", "content": "Say a number."}])])
-
-        def _reset(self, task, options):
-            return task.prompt(), {}
-
-        def _step(self, action):
-            return [], float(any(c.isdigit() for c in action_text(action))), True, False, {}
 
     path = tiny_model_path()
     config = GRPOConfig(num_generations=8, num_tasks_per_step=2, max_completion_length=16, learning_rate=1e-2,
