@@ -1,15 +1,13 @@
 """`envgym bench rollout`: the agent loop's cost on top of the policy's raw batched generation.
 
 The loop plays GuessNumber episodes with each engine (``TransformersPolicy``, and ``VLLMPolicy`` where vLLM is
-installed; greedy, so runs are repeatable) and records every batch of prompts it sends to ``generate``. Then the same batches go straight to
-``generate``. Loop overhead = (loop time - raw generation time) / raw generation time: what the loop adds
-(env steps, chat-template deltas, token bookkeeping) relative to generation itself. Each side is timed
-``repeats`` times, alternating, and the fastest run counts (the machine may be shared). The same ratio
-is also measured inside one loop run (time outside ``generate`` over time inside it), which load changes
-between the two sides cannot skew.
-
-The default model is a random 4-layer Llama with SmolLM2's tokenizer (from the packaged GGUF), so the
-bench needs no download; ``--model`` times a real one.
+installed; greedy, so runs are repeatable) and records every batch of prompts it sends to ``generate``. Then the
+same batches go straight to ``generate``. Loop overhead = (loop time - raw generation time) / raw generation
+time: what the loop adds (env steps, chat-template deltas, token bookkeeping) relative to generation itself.
+Each side is timed ``repeats`` times, alternating, and the fastest run counts (the machine may be shared). The
+same ratio is also measured inside one loop run (time outside ``generate`` over time inside it), which load
+changes between the two sides cannot skew. The default model is a random 4-layer Llama with SmolLM2's tokenizer
+(from the packaged GGUF), so the bench needs no download; ``--model`` times a real one.
 """
 
 from __future__ import annotations
