@@ -59,14 +59,20 @@ class EnvSpec:
         return int(_parse_id(self.id)["version"])
 
     def make(self, **kwargs: Any):
-        """Build the env: entry point called with the merged kwargs, then the ``max_turns`` wrapper."""
+        """Build the env: entry point called with the merged kwargs, then the wrappers that every env takes as
+        keywords: ``system_prompt``/``few_shot`` (:class:`PromptPrefix`) and ``max_turns`` (:class:`TimeLimit`)."""
         kwargs = {**self.kwargs, **kwargs}
         max_turns = kwargs.pop("max_turns", self.max_turns)
         render_mode = kwargs.pop("render_mode", None)
+        system_prompt, few_shot = kwargs.pop("system_prompt", None), kwargs.pop("few_shot", None)
         factory = _load_entry_point(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
         env = factory(**kwargs)
         env.unwrapped.spec = self
         env.unwrapped.render_mode = render_mode
+        if system_prompt is not None or few_shot is not None:
+            from envgym.wrappers import PromptPrefix
+
+            env = PromptPrefix(env, system_prompt=system_prompt, few_shot=few_shot)
         if max_turns is not None:
             from envgym.wrappers import TimeLimit
 

@@ -1,5 +1,6 @@
-"""Single-purpose wrappers: turn limits, reward shaping with named components, chat-to-text."""
+"""Single-purpose wrappers: turn limits, prompt prefixes, reward shaping with named components, chat-to-text."""
 
+from envgym.wrappers.prompt import PromptPrefix
 from envgym.wrappers.rewards import (
     FormatReward,
     LengthPenalty,
@@ -16,6 +17,7 @@ __all__ = [
     "FormatReward",
     "LengthPenalty",
     "PatternReward",
+    "PromptPrefix",
     "RewardComponentWrapper",
     "RewardNoise",
     "RewardWeights",
