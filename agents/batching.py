@@ -1,7 +1,20 @@
-"""Training batches: trajectories packed into micro-batches under a token budget, and padded into the tensors
-the loss needs (only the positions that predict completion tokens are kept)."""
+"""Training batches with shared prompts: a GRPO group is G completions of one prompt, so a micro-batch holds
+each distinct prompt once and its completions beside it. The trainer runs the prompts, expands their KV cache
+to the completions that continue them and runs the completions on top: the same function as running every
+full sequence (same logprobs, same gradients; tested), but the prompt tokens go through the model once per
+group instead of G times. Prompts are most of the tokens of a short-answer step (a few-shot prompt of 150
+tokens, answers of 16), so this is most of the update's compute on a CPU.
+
+Layout of one micro-batch with K distinct prompts and B rows: ``prefix_ids`` (K, P) right-padded prompts;
+``prefix_index`` (B,) the prompt of each row; ``input_ids`` (B, C) right-padded completions; an attention
+mask over the K prompts' cache plus the completion (B, P + C); explicit ``position_ids`` (pads inside the
+cache do not shift positions). Row b's completion token c is predicted by the prompt's last real token
+(c = 0) or by completion token c - 1.
+"""
 
 from __future__ import annotations
+
+from collections import defaultdict
 
 import torch
 
@@ -11,45 +24,67 @@ Row = tuple[Trajectory, list[int], list[float]]
 
 
 def micro_batches(rows: list[Row], budget: int) -> list[list[Row]]:
-    """Pack rows, longest first, into batches whose padded size (rows × longest) stays within ``budget``.
-    A row longer than the budget gets a batch of its own."""
-    ordered = sorted(rows, key=lambda row: -(len(row[0].prompt_ids) + len(row[0].completion_ids)))
+    """Pack rows into micro-batches whose cost (distinct prompts × longest prompt + rows × longest completion:
+    the tokens that go through the model, padding included) stays within ``budget``. Rows of one prompt are
+    kept together as far as the budget allows; a row costlier than the budget gets a batch of its own."""
+    by_prompt: dict[tuple[int, ...], list[Row]] = defaultdict(list)
+    for row in rows:
+        by_prompt[tuple(row[0].prompt_ids)].append(row)
+    ordered = [row for prompt in sorted(by_prompt, key=len, reverse=True)
+               for row in sorted(by_prompt[prompt], key=lambda r: -len(r[0].completion_ids))]
     batches: list[list[Row]] = []
     for row in ordered:
-        if batches and (len(batches[-1]) + 1) * _length(batches[-1][0]) <= budget:
+        if batches and batch_cost([*batches[-1], row]) <= budget:
             batches[-1].append(row)
         else:
             batches.append([row])
     return batches
 
 
-def _length(row: Row) -> int:
-    return len(row[0].prompt_ids) + len(row[0].completion_ids)
+def batch_cost(batch: list[Row]) -> int:
+    """Tokens a micro-batch sends through the model: its distinct prompts once each, then every completion,
+    both padded to the longest."""
+    prompts = {tuple(row[0].prompt_ids) for row in batch}
+    longest_prompt = max(len(p) for p in prompts)
+    longest_completion = max(len(row[0].completion_ids) for row in batch)
+    return len(prompts) * longest_prompt + len(batch) * longest_completion
 
 
 def pad_batch(batch: list[Row], device: torch.device) -> dict[str, torch.Tensor]:
-    """Right-padded inputs, and per kept position k (from the shortest prompt's last token on) the target
-    token ids[k+1], its loss mask, advantage and rollout logprob. Logits are computed only at kept positions."""
-    length = max(_length(row) for row in batch)
-    start = min(len(row[0].prompt_ids) for row in batch) - 1
-    width = length - 1 - start
-    input_ids = torch.full((len(batch), length), 0, dtype=torch.long)
-    attention = torch.zeros((len(batch), length), dtype=torch.long)
-    targets = torch.zeros((len(batch), width), dtype=torch.long)
+    """The tensors of the module docstring, plus per completion position the target token (the completion
+    token itself), its loss mask, advantage and rollout logprob."""
+    prompts: dict[tuple[int, ...], int] = {}
+    for row in batch:
+        prompts.setdefault(tuple(row[0].prompt_ids), len(prompts))
+    if any(len(prompt) == 0 for prompt in prompts):
+        raise ValueError("a trajectory without prompt tokens cannot be trained on (nothing predicts its first token)")
+    prompt_width = max(len(p) for p in prompts)
+    width = max(len(row[0].completion_ids) for row in batch)
+    prefix_ids = torch.zeros((len(prompts), prompt_width), dtype=torch.long)
+    prefix_mask = torch.zeros((len(prompts), prompt_width), dtype=torch.long)
+    for prompt, k in prompts.items():
+        prefix_ids[k, :len(prompt)] = torch.tensor(prompt)
+        prefix_mask[k, :len(prompt)] = 1
+    prompt_lengths = prefix_mask.sum(-1)
+    index = torch.tensor([prompts[tuple(row[0].prompt_ids)] for row in batch], dtype=torch.long)
+    input_ids = torch.zeros((len(batch), width), dtype=torch.long)
+    completion_mask = torch.zeros((len(batch), width), dtype=torch.long)
     mask = torch.zeros((len(batch), width))
     advantages = torch.zeros((len(batch), width))
     rollout_logprobs = torch.zeros((len(batch), width))
     for b, (trajectory, loss_mask, token_adv) in enumerate(batch):
-        ids = trajectory.prompt_ids + trajectory.completion_ids
-        input_ids[b, :len(ids)] = torch.tensor(ids)
-        attention[b, :len(ids)] = 1
-        offset = len(trajectory.prompt_ids) - 1 - start  # kept column of the first completion token
         n = len(trajectory.completion_ids)
-        targets[b, offset:offset + n] = torch.tensor(trajectory.completion_ids)
-        mask[b, offset:offset + n] = torch.tensor(loss_mask, dtype=torch.float)
-        advantages[b, offset:offset + n] = torch.tensor(token_adv)
-        rollout_logprobs[b, offset:offset + n] = torch.tensor(trajectory.logprobs)
-    keep = torch.arange(start, length - 1)
-    return {"input_ids": input_ids.to(device), "attention_mask": attention.to(device), "keep": keep.to(device), "start": start,
-            "targets": targets.to(device), "mask": mask.to(device), "advantages": advantages.to(device),
-            "rollout_logprobs": rollout_logprobs.to(device)}
+        input_ids[b, :n] = torch.tensor(trajectory.completion_ids)
+        completion_mask[b, :n] = 1
+        mask[b, :n] = torch.tensor(loss_mask, dtype=torch.float)
+        advantages[b, :n] = torch.tensor(token_adv)
+        rollout_logprobs[b, :n] = torch.tensor(trajectory.logprobs)
+    tensors = {
+        "prefix_ids": prefix_ids, "prefix_mask": prefix_mask,
+        "prefix_positions": torch.arange(prompt_width).expand(len(prompts), -1).contiguous(),
+        "prefix_index": index, "prefix_last": prompt_lengths - 1,
+        "input_ids": input_ids, "attention_mask": torch.cat([prefix_mask[index], completion_mask], dim=1),
+        "positions": prompt_lengths[index, None] + torch.arange(width),
+        "targets": input_ids, "mask": mask, "advantages": advantages, "rollout_logprobs": rollout_logprobs,
+    }
+    return {key: value.to(device) for key, value in tensors.items()}
