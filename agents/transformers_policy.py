@@ -73,6 +73,9 @@ class TransformersPolicy(LocalTokenPolicy):
         if params.stop:
             options.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
         with torch.inference_mode(), _neutral_generation_config(self.model):
+            cache = self._shared_prefill(prompts, input_ids, attention)
+            if cache is not None:
+                options["past_key_values"] = cache
             output = self.model.generate(input_ids=input_ids, attention_mask=attention, **options)
         new_tokens = output.sequences[:, width:]
         # One step at a time: stacking (batch, steps, vocab) scores would copy hundreds of MB for big vocabs.
@@ -85,6 +88,28 @@ class TransformersPolicy(LocalTokenPolicy):
             ids = row[:length]
             results.append(Generation(self.tokenizer.decode(ids), ids, logprob_row[:length], reason))
         return results
+
+    def _shared_prefill(self, prompts: list[list[int]], input_ids: Any, attention: Any) -> Any:
+        """The KV cache of all prompt tokens but the last, computed once per distinct prompt and expanded to the
+        rows that repeat it, or None when no prompt repeats. A GRPO batch is G copies of each prompt, so this
+        runs the prefill, most of a short answer's cost on a CPU, once instead of G times; ``generate``
+        continues from the cache exactly as from its own prefill."""
+        import torch
+
+        distinct: dict[tuple[int, ...], int] = {}
+        index = [distinct.setdefault(tuple(p), len(distinct)) for p in prompts]
+        if len(distinct) == len(prompts) or input_ids.shape[1] < 2:
+            return None
+        first = [index.index(k) for k in range(len(distinct))]
+        mask = attention[first, :-1]
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding: what generate would give these tokens
+        prefill = self.model(input_ids=input_ids[first, :-1], attention_mask=mask, position_ids=positions,
+                             use_cache=True, logits_to_keep=1)
+        cache = prefill.past_key_values
+        if cache is None:  # a model without a KV cache: generate does the whole prefill itself
+            return None
+        cache.reorder_cache(torch.tensor(index, device=input_ids.device))
+        return cache
 
     def _turn_length(self, row: list[int], params: SamplingParams) -> tuple[int, str]:
         """How many of the generated tokens belong to the turn, and why it ended.

@@ -62,3 +62,34 @@ def test_the_samples_of_one_batch_differ_and_one_seed_reproduces_them():
     again = [g.token_ids for g in policy.generate([prompt] * 4, params)]
     assert len({tuple(ids) for ids in first}) > 1
     assert again == first
+
+
+def test_repeated_prompts_share_one_prefill_and_generate_what_each_prompt_generates_alone(monkeypatch):
+    policy = TransformersPolicy(tiny_model_path(), device="cpu")
+    short = render_prompt(policy.tokenizer, PROMPT)
+    long = render_prompt(policy.tokenizer, [{"role": "user", "content": "Count from one to nine, slowly please."}])
+    prompts = [long, short, long, short, long]  # two distinct prompts of different lengths (left padding)
+    prefilled = []  # (rows, cached length) of each shared prefill
+    share = TransformersPolicy._shared_prefill
+
+    def recording(self, *args):
+        cache = share(self, *args)
+        prefilled.append(None if cache is None else (cache.layers[0].keys.shape[0], cache.get_seq_length()))
+        return cache
+
+    monkeypatch.setattr(TransformersPolicy, "_shared_prefill", recording)
+    greedy = SamplingParams(max_new_tokens=10, temperature=0.0)
+    together = policy.generate(prompts, greedy)
+    assert prefilled[0] == (5, len(long) - 1)
+    for prompt, generation in zip(prompts, together):
+        [alone] = policy.generate([prompt], greedy)
+        assert generation.token_ids == alone.token_ids == plain_greedy(policy.model, prompt, 10)[:len(alone.token_ids)]
+        assert generation.logprobs == pytest.approx(alone.logprobs, abs=1e-4)
+    # sampled logprobs stay those of the temperature-scaled distribution with a shared prefill
+    sampled = policy.generate([short] * 3, SamplingParams(max_new_tokens=6, temperature=0.7, seed=2))
+    for generation in sampled:
+        ids = torch.tensor([short + generation.token_ids])
+        with torch.no_grad():
+            logits = policy.model(ids).logits[0, len(short) - 1:-1] / 0.7
+        expected = logits.log_softmax(-1).gather(-1, torch.tensor(generation.token_ids)[:, None]).squeeze(-1)
+        assert generation.logprobs == pytest.approx(expected.tolist(), abs=1e-4)
