@@ -25,7 +25,8 @@ def eval_command(
     endpoint: str = typer.Option("chat", help="With --base-url: chat (the server applies its chat template) or "
                                  "completions (token level: token ids in and out through --tokenizer)."),
     tokenizer: str = typer.Option(None, help="Tokenizer for --endpoint completions (default: --model)."),
-    backend: str = typer.Option("transformers", help="transformers | vllm (ignored with --base-url)."),
+    backend: str = typer.Option(None, help="transformers | vllm (ignored with --base-url; default: vllm where it "
+                                "is installed, else transformers)."),
     dtype: str = typer.Option(None, help="Weights dtype: float32 | bfloat16 | float16 | auto (default: float32 "
                               "on CPU, the engine's choice on GPU)."),
     enforce_eager: bool = typer.Option(False, "--enforce-eager", help="vllm: no CUDA graphs or compilation."),
@@ -107,11 +108,14 @@ def compare_command(
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 
 
-def make_policy(model: str, *, base_url: str | None = None, backend: str = "transformers", device: str | None = None,
+def make_policy(model: str, *, base_url: str | None = None, backend: str | None = None, device: str | None = None,
                 endpoint: str = "chat", tokenizer: str | None = None, dtype: str | None = None,
                 enforce_eager: bool = False, max_model_len: int | None = None) -> Any:
     """The policy for a model name: OpenAI-compatible server (chat or token-level completions), in-process
     vLLM (with its engine options), or transformers. An option the chosen policy would ignore is refused."""
+    from envgym.agents.policy import default_engine
+
+    backend = backend or default_engine()
     engine = "server" if base_url else backend
     _check_policy_options(engine, endpoint=endpoint, tokenizer=tokenizer, dtype=dtype,
                           vllm_only=enforce_eager or max_model_len is not None)

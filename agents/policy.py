@@ -27,6 +27,7 @@ A policy may expose ``settings``: a JSON-able dict of what, besides ``SamplingPa
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -98,6 +99,15 @@ class Policy(Protocol):
              tools: list[list[dict]] | None = None) -> list[Generation]:
         """Message level: answer each conversation (OpenAI messages) with one assistant turn."""
         ...
+
+
+ENGINES = ("transformers", "vllm")
+
+
+def default_engine() -> str:
+    """The local engine ``envgym eval`` and ``envgym train`` use unless told: vLLM where it is installed (its
+    batched, paged decoding is the faster one), else transformers. Looks the package up without importing it."""
+    return "vllm" if importlib.util.find_spec("vllm") is not None else "transformers"
 
 
 def request_seed(seed: int | None, index: int) -> int | None:

@@ -20,9 +20,10 @@ def train_command(
     resume: Path = typer.Option(None, "--resume", help="A checkpoint folder to continue from exactly."),
     device: str = typer.Option(None, "--device", help="cpu or cuda (default: cuda when available)."),
     env_kwargs: str = typer.Option(None, "--env-kwargs", help='JSON object of env arguments, e.g. \'{"difficulty": 1}\'.'),
-    engine: str = typer.Option("transformers", "--engine",
+    engine: str = typer.Option(None, "--engine",
                                help="Rollout engine: transformers (the trained model generates) or vllm (an "
-                                    "in-process vLLM engine on the same model, weights synced after each step)."),
+                                    "in-process vLLM engine on the same model, weights synced after each step); "
+                                    "default: vllm where it is installed, else transformers."),
 ) -> None:
     """Train a model with GRPO on an env; writes OUT/metrics.jsonl, OUT/checkpoints/ and OUT/reward_curve.png.
 
@@ -51,8 +52,12 @@ def train_command(
     except (TypeError, ValueError) as error:
         console.print(f"[red]bad training config: {error}[/red]")
         raise typer.Exit(2) from None
-    if engine not in ("transformers", "vllm"):
+    from envgym.agents.policy import ENGINES, default_engine
+
+    engine = engine or default_engine()
+    if engine not in ENGINES:
         raise typer.BadParameter(f"unknown engine {engine!r}; choose transformers or vllm")
+    console.print(f"rollout engine: {engine}")
     loaded, tokenizer = load_model(model)
     policy = None
     if engine == "vllm":

@@ -9,6 +9,8 @@ from helpers.tiny_models import tiny_model_path
 
 
 def test_train_command_writes_metrics_checkpoint_and_plot(tmp_path):
+    from envgym.agents.policy import default_engine
+
     config = tmp_path / "grpo.yaml"
     config.write_text("num_tasks_per_step: 1\nmax_completion_length: 4\nmax_turns: 2\nenv_kwargs: {high: 3}\n")
     out = tmp_path / "run"
@@ -16,6 +18,7 @@ def test_train_command_writes_metrics_checkpoint_and_plot(tmp_path):
                                       "--steps", "1", "--group-size", "2", "--config", str(config), "--out", str(out),
                                       "--device", "cpu"])
     assert result.exit_code == 0, result.output
+    assert f"rollout engine: {default_engine()}" in result.output
     (metrics,) = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert metrics["step"] == 1 and metrics["episodes"] == 2 and metrics["turns_mean"] <= 2
     assert (out / "checkpoints" / "step-1" / "trainer_state.pt").exists()
@@ -47,3 +50,15 @@ def test_the_vllm_engine_without_vllm_names_the_extra_to_install(tmp_path):
     result = CliRunner().invoke(app, ["train", "--env", "games/GuessNumber-v0", "--model", tiny_model_path(),
                                       "--engine", "vllm", "--out", str(tmp_path / "run")])
     assert result.exit_code == 2 and "envgym[vllm]" in result.output
+
+
+def test_the_default_engine_is_vllm_only_where_vllm_is_installed(monkeypatch):
+    import importlib.util
+
+    from envgym.agents import policy
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    assert policy.default_engine() == "transformers"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real(name, *a))
+    assert policy.default_engine() == "vllm"

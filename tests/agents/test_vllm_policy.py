@@ -142,3 +142,25 @@ def test_the_trainer_with_a_vllm_engine_samples_from_the_model_it_trains():
     run = trainer.train()
     assert all(m["policy_tokens"] > 0 and m["rollout_logprob_gap_max"] < 1e-3 for m in run), run
     assert run[0]["grad_norm"] > 0  # the weights moved before step 2 sampled, and the engine followed them
+
+
+@pytest.mark.vllm
+def test_envgym_train_rolls_out_with_vllm_when_it_is_installed(tmp_path):
+    """No --engine: where vLLM is installed the CLI trains with it."""
+    pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
+    import json
+
+    from typer.testing import CliRunner
+
+    from envgym.agents.policy import default_engine
+    from envgym.cli import app
+    from helpers.tiny_models import tiny_model_path
+
+    assert default_engine() == "vllm"
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--env", "math/Arithmetic-v0", "--model", tiny_model_path(),
+                                      "--steps", "1", "--group-size", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "rollout engine: vllm" in result.output
+    [metrics] = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert metrics["episodes"] == 2
