@@ -98,6 +98,13 @@ class GRPOConfig:
     ratio min(π_old/π_rollout, ``importance_sampling_cap``) (TRL's ``vllm_importance_sampling_correction``)."""
     importance_sampling_cap: float = 2.0
     """Truncation C of the importance weight above (TRL's ``vllm_importance_sampling_cap``)."""
+    async_rollouts: bool = False
+    """One-step off-policy training: the rollouts of step n+1 run (in a background thread, on an engine with
+    weights of its own) while step n updates the model, so every batch after the first was sampled by the
+    weights of one update before (``staleness`` 1 in the metrics). Paced, not discarded: the trainer waits for
+    each batch and syncs the engine between batches, so staleness never exceeds 1. Turns
+    ``importance_sampling_correction`` on. With the transformers engine the rollouts run on a copy of the
+    model that gets the weights like vLLM would."""
     num_iterations: int = 1
     """μ: optimizer passes over each batch (ratios move away from 1 only when μ > 1)."""
 
@@ -151,6 +158,8 @@ class GRPOConfig:
     """Also write the metrics as TensorBoard scalars (needs the ``tensorboard`` package)."""
 
     def __post_init__(self) -> None:
+        if self.async_rollouts:
+            self.importance_sampling_correction = True  # off-policy by one update: weigh it
         _choice("advantage", self.advantage, ADVANTAGES)
         _choice("loss_type", self.loss_type, LOSS_TYPES)
         _choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)

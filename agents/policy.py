@@ -170,3 +170,23 @@ class LocalTokenPolicy:
     def encode(self, text: str) -> list[int]:
         return encode(self.tokenizer, text)
 
+
+def merged_weights(model: Any) -> list[tuple[str, Any]]:
+    """``(Hugging Face name, tensor)`` of every weight of ``model`` as the base architecture names it, with
+    ``peft`` LoRA adapters merged in (the adapters themselves are not weights of the base model)."""
+    is_peft = hasattr(model, "merge_adapter") and hasattr(model, "get_base_model")
+    if is_peft:
+        model.merge_adapter()
+    try:
+        source = model.get_base_model() if is_peft else model
+        weights = []
+        for name, tensor in source.state_dict().items():
+            if "lora_" in name or "modules_to_save" in name:
+                continue
+            tensor = tensor.detach()
+            # A merged weight changes back when the adapters unmerge below: copy it; plain weights go as they are.
+            weights.append((name.replace(".base_layer", ""), tensor.clone() if is_peft else tensor))
+        return weights
+    finally:
+        if is_peft:
+            model.unmerge_adapter()

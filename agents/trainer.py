@@ -15,7 +15,8 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -66,12 +67,20 @@ class GRPOTrainer:
         self.step = 0
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.history: list[dict[str, Any]] = []
+        self.last_rollouts: list[list[Trajectory]] = []
+        """Every group the last step rolled out (trained, dropped and failed alike), for inspection."""
         self._tensorboard = None
         if policy is None:
             from envgym.agents.transformers_policy import TransformersPolicy
 
-            policy = TransformersPolicy(self.model, tokenizer, device=str(self.device))
+            # Asynchronous rollouts cannot sample from the weights being updated: they get a copy of their own.
+            policy = TransformersPolicy(_twin(self.model) if config.async_rollouts else self.model, tokenizer,
+                                        device=str(self.device))
+        if config.async_rollouts and getattr(policy, "model", None) is self.model:
+            raise ValueError("async_rollouts needs an engine with weights of its own (VLLMPolicy, or no policy: "
+                             "the trainer then rolls out with a copy of the model), not the model being trained")
         self.policy = policy
+        self._engine_version = -1  # how many updates the engine's weights have seen
         self._sync_weights()
 
     # --- the loop -----------------------------------------------------------------------------------
@@ -80,8 +89,7 @@ class GRPOTrainer:
         ``save_steps`` and at the end; returns the metrics of the steps run."""
         target = self.config.max_steps if steps is None else self.step + steps
         run = []
-        while self.step < target:
-            metrics = self.train_step()
+        for metrics in (self._async_steps(target) if self.config.async_rollouts else self._sync_steps(target)):
             run.append(metrics)
             if on_step is not None:
                 on_step(metrics)
@@ -93,21 +101,58 @@ class GRPOTrainer:
         return run
 
     def train_step(self) -> dict[str, Any]:
-        """One rollout-and-update step; returns (and logs) its metrics."""
-        t0 = time.perf_counter()
-        lr = self.optimizer.param_groups[0]["lr"]
-        groups, dropped, rounds = self._collect_groups()
-        t_rollout = time.perf_counter() - t0
-        metrics = self._update(groups)  # with no groups left (all dropped) nothing changes but the metrics line
-        t_train = time.perf_counter() - t0 - t_rollout
+        """One rollout-and-update step, on-policy; returns (and logs) its metrics."""
+        started = time.perf_counter()
+        metrics = self._train_on(self._produce(self.step, self._engine_version), started)
         if not metrics["update_skipped"]:
             metrics["time_sync_s"] = self._sync_weights()
+        else:
+            self._engine_version = self.step  # nothing changed: the engine is still current
+        return self._finish(metrics, started)
+
+    def _sync_steps(self, target: int) -> Iterator[dict[str, Any]]:
+        while self.step < target:
+            yield self.train_step()
+
+    def _async_steps(self, target: int) -> Iterator[dict[str, Any]]:
+        """Steps whose update overlaps the next step's rollouts (``config.async_rollouts``). The engine gets new
+        weights only between two batches, so every batch after the first is exactly one update old. Nothing is in
+        flight when a step is yielded, so a checkpoint never races the rollout thread."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="envgym-rollouts") as pool:
+            started = time.perf_counter()
+            batch = self._produce(self.step, self._engine_version)
+            while self.step < target:
+                sync = self._sync_weights() if self._engine_version < self.step else 0.0
+                pending = pool.submit(self._produce, self.step + 1, self._engine_version) if self.step + 1 < target else None
+                metrics = self._train_on(batch, started)
+                waited = time.perf_counter()
+                batch = pending.result() if pending is not None else None
+                metrics.update(time_sync_s=sync, time_wait_s=time.perf_counter() - waited)
+                yield self._finish(metrics, started)
+                started = time.perf_counter()
+
+    def _produce(self, step: int, version: int) -> _Batch:
+        """The rollouts of ``step`` (0-based), sampled by engine weights that have seen ``version`` updates."""
+        started = time.perf_counter()
+        groups, rollouts, dropped, rounds = self._collect_groups(step)
+        return _Batch(groups, rollouts, dropped, rounds, version, time.perf_counter() - started)
+
+    def _train_on(self, batch: _Batch, started: float) -> dict[str, Any]:
+        lr = self.optimizer.param_groups[0]["lr"]
+        t_train = time.perf_counter()
+        metrics = self._update(batch.groups)  # with no groups left (all dropped) nothing changes but the metrics line
+        metrics["time_train_s"] = time.perf_counter() - t_train
+        metrics["staleness"] = self.step - batch.version  # updates between the sampling weights and these
         self.step += 1
-        metrics.update(_reward_metrics(groups, self._all_rollouts))
-        metrics.update(_failure_metrics(self._all_rollouts))
-        metrics.update({"step": self.step, "groups": len(groups), "groups_dropped": dropped, "refill_rounds": rounds,
-                        "lr": lr,
-                        "time_rollout_s": t_rollout, "time_train_s": t_train, "time_step_s": time.perf_counter() - t0})
+        self.last_rollouts = batch.rollouts
+        metrics.update(_reward_metrics(batch.groups, batch.rollouts))
+        metrics.update(_failure_metrics(batch.rollouts))
+        metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
+                        "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
+        return metrics
+
+    def _finish(self, metrics: dict[str, Any], started: float) -> dict[str, Any]:
+        metrics["time_step_s"] = time.perf_counter() - started
         metrics = {key: metrics[key] for key in ["step", *sorted(k for k in metrics if k != "step")]}
         self.history.append(metrics)
         self._log(metrics)
@@ -118,18 +163,21 @@ class GRPOTrainer:
         started = time.perf_counter()
         if hasattr(self.policy, "load_weights"):
             self.policy.load_weights(self.model)
+        self._engine_version = self.step
         return time.perf_counter() - started
 
     # --- rollouts -----------------------------------------------------------------------------------
-    def _collect_groups(self) -> tuple[list[list[Trajectory]], int, int]:
+    def _collect_groups(self, step: int) -> tuple[list[list[Trajectory]], list[list[Trajectory]], int, int]:
+        """The groups to train on, every group rolled out (dropped and failed ones too), and how many groups
+        dynamic sampling dropped in how many refill rounds."""
         config = self.config
         groups: list[list[Trajectory]] = []
-        self._all_rollouts: list[list[Trajectory]] = []
+        rollouts: list[list[Trajectory]] = []
         dropped, rounds = 0, 0
         while len(groups) < config.num_tasks_per_step:
             needed = config.num_tasks_per_step - len(groups)
-            new_groups = self._rollout([self._sample_task() for _ in range(needed)], rounds)
-            self._all_rollouts.extend(new_groups)
+            new_groups = self._rollout([self._sample_task(step) for _ in range(needed)], step, rounds)
+            rollouts.extend(new_groups)
             for group in new_groups:
                 healthy = [t for t in group if not t.failed]  # a failure is no reward: never trained on
                 if not healthy or (len(healthy) < len(group) and config.drop_failed_groups):
@@ -142,11 +190,11 @@ class GRPOTrainer:
             if not config.dynamic_sampling or rounds >= config.dynamic_sampling_max_rounds:
                 break
             rounds += 1
-        return groups, dropped, rounds
+        return groups, rollouts, dropped, rounds
 
-    def _sample_task(self) -> int:
+    def _sample_task(self, step: int) -> int:
         if self.task_sampler is not None:
-            return int(self.task_sampler(self.step, self.sampler_rng))
+            return int(self.task_sampler(step, self.sampler_rng))
         return int(self.sampler_rng.integers(min(len(self._task_source()), 2**31 - 1)))
 
     def _task_source(self) -> Any:
@@ -175,16 +223,17 @@ class GRPOTrainer:
             env = getattr(env, "env", None)
         return min(limits, default=None)
 
-    def _rollout(self, task_indices: list[int], round_: int = 0) -> list[list[Trajectory]]:
+    def _rollout(self, task_indices: list[int], step: int, round_: int = 0) -> list[list[Trajectory]]:
         from envgym.agents.policy import SamplingParams
         from envgym.agents.rollout import rollout
 
         config, group_size = self.config, self.config.num_generations
         count = len(task_indices) * group_size
-        seed = (config.seed * 1_000_003 + self.step) * 101 + round_  # sampling depends on (seed, step, round) only
+        seed = (config.seed * 1_000_003 + step) * 101 + round_  # sampling depends on (seed, step, round) only
         sampling = SamplingParams(max_new_tokens=config.max_completion_length, temperature=config.temperature,
                                   top_p=config.top_p, seed=seed)
-        self.model.eval()
+        if not config.async_rollouts:  # the model itself may generate; asynchronous rollouts never touch it
+            self.model.eval()
         with torch.no_grad(), self._autocast():
             result = rollout(self.policy, self._vector_env(count), sampling=sampling, group_size=group_size,
                              task_indices=task_indices, seed=seed,
@@ -420,6 +469,28 @@ class GRPOTrainer:
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Batch:
+    """One step's rollouts: the groups to train on, every group rolled out, dynamic-sampling counts, the
+    number of updates the sampling weights had seen, and the seconds the rollouts took."""
+
+    groups: list[list[Trajectory]]
+    rollouts: list[list[Trajectory]]
+    dropped: int
+    rounds: int
+    version: int
+    seconds: float
+
+
+def _twin(model: Any) -> Any:
+    """A model of ``model``'s architecture with weights of its own (filled by the first weight sync): what
+    asynchronous rollouts sample from with the transformers engine."""
+    from transformers import AutoModelForCausalLM
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return AutoModelForCausalLM.from_config(base.config, dtype=base.dtype)
 
 
 def _seed_everything(seed: int) -> None:

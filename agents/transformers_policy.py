@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from envgym.agents.models import DEFAULT_MODEL, load_tokenizer, resolve_model
-from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams
+from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights
 
 
 class TransformersPolicy(LocalTokenPolicy):
@@ -48,6 +48,18 @@ class TransformersPolicy(LocalTokenPolicy):
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
         self.settings = {"engine": "transformers", "model": self.name, "dtype": str(self.model.dtype).removeprefix("torch.")}
         """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
+
+    def load_weights(self, model: Any) -> int:
+        """Copy a trainer's current weights (LoRA merged) into this policy's model; returns how many tensors
+        went over. A no-op when this policy generates with that very model (the trainer's default engine)."""
+        import torch
+
+        if model is self.model:
+            return 0
+        weights = merged_weights(model)
+        with torch.no_grad():
+            self.model.load_state_dict(dict(weights), strict=True)
+        return len(weights)
 
     def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Generation]:
         """Continue every prompt with one turn, all in one left-padded batch."""

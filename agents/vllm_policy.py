@@ -24,7 +24,7 @@ import os
 from typing import Any
 
 from envgym.agents.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
-from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, request_seed
+from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights, request_seed
 
 
 CPU_KV_CACHE_BYTES = 1 << 30
@@ -85,27 +85,6 @@ class VLLMPolicy(LocalTokenPolicy):
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights, "is_checkpoint_format": True})
         self.llm.reset_prefix_cache()
         return len(weights)
-
-
-def merged_weights(model: Any) -> list[tuple[str, Any]]:
-    """``(Hugging Face name, tensor)`` of every weight of ``model`` as the base architecture names it, with
-    ``peft`` LoRA adapters merged in (the adapters themselves are not weights of the base model)."""
-    is_peft = hasattr(model, "merge_adapter") and hasattr(model, "get_base_model")
-    if is_peft:
-        model.merge_adapter()
-    try:
-        source = model.get_base_model() if is_peft else model
-        weights = []
-        for name, tensor in source.state_dict().items():
-            if "lora_" in name or "modules_to_save" in name:
-                continue
-            tensor = tensor.detach()
-            # A merged weight changes back when the adapters unmerge below: copy it; plain weights go as they are.
-            weights.append((name.replace(".base_layer", ""), tensor.clone() if is_peft else tensor))
-        return weights
-    finally:
-        if is_peft:
-            model.unmerge_adapter()
 
 
 def engine_options(model_path: str, **engine_kwargs: Any) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def faults():
 def test_a_raising_and_a_hanging_env_drop_their_group_and_add_no_gradient(faults):
     trainer = trainer_for(faults)
     metrics = trainer.train_step()
-    doomed, healthy = trainer._all_rollouts
+    doomed, healthy = trainer.last_rollouts
     errors = sorted(t.error for t in doomed if t.failed)
     assert len(errors) == 2 and errors[0] == "RuntimeError: the verifier crashed" and "timeout" in errors[1]
     assert metrics["episodes_failed"] == 2 and metrics["groups_failed"] == 1 and metrics["groups"] == 1
@@ -97,7 +97,7 @@ def test_a_raising_and_a_hanging_env_drop_their_group_and_add_no_gradient(faults
 def test_without_drop_failed_groups_the_healthy_members_of_a_group_still_train(faults):
     trainer = trainer_for(faults, drop_failed_groups=False)
     metrics = trainer.train_step()
-    doomed, healthy = trainer._all_rollouts
+    doomed, healthy = trainer.last_rollouts
     assert metrics["episodes_failed"] == 2 and metrics["groups"] == 2
     kept = [t for t in doomed if not t.failed] + list(healthy)
     assert metrics["policy_tokens"] == sum(t.num_policy_tokens for t in kept)

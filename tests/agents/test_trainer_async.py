@@ -1,0 +1,86 @@
+"""Asynchronous rollouts (GRPOConfig.async_rollouts): step n+1's rollouts overlap step n's update, every batch
+after the first is exactly one update old, the importance weights correct for it, and training still learns."""
+
+import threading
+
+import pytest
+
+pytest.importorskip("torch")
+
+import torch  # noqa: E402
+
+from envgym.agents.grpo import GRPOConfig
+from envgym.agents.trainer import GRPOTrainer
+from envgym.agents.transformers_policy import TransformersPolicy
+from test_trainer import SayDigit, tiny
+
+
+def async_trainer(**overrides):
+    model, tokenizer = tiny()
+    settings = dict(num_generations=8, num_tasks_per_step=2, max_completion_length=4, learning_rate=3e-3,
+                    max_steps=4, seed=0, async_rollouts=True)
+    config = GRPOConfig(**{**settings, **overrides})
+    return GRPOTrainer(model, tokenizer, SayDigit, config, device="cpu")
+
+
+def test_the_next_steps_rollouts_run_while_this_step_updates(monkeypatch):
+    trainer = async_trainer(max_steps=3)
+    rollout_started = [threading.Event() for _ in range(4)]
+    produce, update = trainer._produce, trainer._update
+
+    def recording_produce(step, version):
+        rollout_started[step].set()
+        return produce(step, version)
+
+    def waiting_update(groups):
+        # The update of step n does not finish before the rollouts of step n+1 have begun: without overlap
+        # this would wait out the timeout and fail.
+        nxt = trainer.step + 1
+        if nxt < 3:
+            assert rollout_started[nxt].wait(timeout=60), f"step {nxt + 1}'s rollouts did not start during step {nxt}'s update"
+        return update(groups)
+
+    monkeypatch.setattr(trainer, "_produce", recording_produce)
+    monkeypatch.setattr(trainer, "_update", waiting_update)
+    run = trainer.train()
+    assert [m["staleness"] for m in run] == [0, 1, 1]
+    assert all("time_wait_s" in m and "time_sync_s" in m for m in run)
+
+
+def test_one_update_old_batches_show_a_rollout_gap_that_the_importance_weights_see():
+    trainer = async_trainer()
+    assert trainer.config.importance_sampling_correction  # turned on by async_rollouts
+    assert trainer.policy.model is not trainer.model  # the rollouts' own copy
+    run = trainer.train()
+    assert [m["staleness"] for m in run] == [0, 1, 1, 1]
+    assert run[0]["rollout_logprob_gap_max"] < 1e-3  # the first batch is on-policy
+    moved = [m for m in run[1:] if m["policy_tokens"] and run[m["step"] - 2]["grad_norm"] > 0]
+    assert moved and all(m["rollout_logprob_gap"] > 1e-4 for m in moved)
+    # the engine got the weights of the last update but one: sync it now and it equals the model
+    trainer._sync_weights()
+    for name, tensor in trainer.policy.model.state_dict().items():
+        torch.testing.assert_close(tensor, trainer.model.state_dict()[name])
+
+
+def test_async_training_learns_say_the_digit():
+    """test_trainer.py's learning proof, one update off-policy."""
+    trainer = async_trainer(num_tasks_per_step=8, max_completion_length=1, learning_rate=2e-3, dynamic_sampling=True,
+                            max_steps=25)
+    rewards = [m["reward_mean"] for m in trainer.train()]
+    assert rewards[0] < 0.2 and max(rewards[-5:]) >= 0.9, rewards
+
+
+def test_async_rollouts_refuse_an_engine_that_shares_the_trained_models_weights():
+    model, tokenizer = tiny()
+    config = GRPOConfig(async_rollouts=True)
+    with pytest.raises(ValueError, match="engine with weights of its own"):
+        GRPOTrainer(model, tokenizer, SayDigit, config, device="cpu", policy=TransformersPolicy(model, tokenizer))
+
+
+def test_a_synchronous_trainer_is_always_on_policy():
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=4, num_tasks_per_step=1, max_completion_length=4, max_steps=2)
+    run = GRPOTrainer(model, tokenizer, SayDigit, config, device="cpu").train()
+    assert [m["staleness"] for m in run] == [0, 0] and "time_wait_s" not in run[0]
+
+
