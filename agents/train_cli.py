@@ -9,9 +9,10 @@ import typer
 
 
 def train_command(
-    env: str = typer.Option(..., "--env", help="Env id to train on, e.g. math/Arithmetic-v0."),
-    model: str = typer.Option("HuggingFaceTB/SmolLM2-135M-Instruct", "--model",
-                              help="Model: a local folder, a .gguf file, a cached Hub id, or 'smollm2' (packaged)."),
+    env: str = typer.Option(None, "--env", help="Env id to train on, e.g. math/Arithmetic-v0 (default: the config's env)."),
+    model: str = typer.Option(None, "--model",
+                              help="Model: a local folder, a .gguf file, a cached Hub id, or 'smollm2' (packaged); "
+                                   "default: the config's model, else SmolLM2-135M-Instruct."),
     steps: int = typer.Option(None, "--steps", help="Training steps (overrides the config's max_steps)."),
     group_size: int = typer.Option(None, "--group-size", help="G: episodes per task (config num_generations)."),
     out: Path = typer.Option(Path("runs/grpo"), "--out", help="Folder for metrics.jsonl, checkpoints and the plot."),
@@ -27,17 +28,25 @@ def train_command(
 ) -> None:
     """Train a model with GRPO on an env; writes OUT/metrics.jsonl, OUT/checkpoints/ and OUT/reward_curve.png.
 
-    The config file holds GRPOConfig fields and optionally ``env_kwargs`` (arguments for the env); flags win."""
+    The config file (a recipe, e.g. recipes/smollm2-arithmetic-cpu.yaml) holds GRPOConfig fields and optionally
+    ``env``, ``env_kwargs`` (arguments for the env) and ``model``; flags win."""
     from rich.console import Console
     from rich.markup import escape  # the message names the extra to install, "envgym[vllm]"
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from envgym.agents.grpo import GRPOConfig
     from envgym.agents.trainer import GRPOTrainer
 
     console = Console(stderr=True)
-    fields = _read_config(config) if config is not None else {}
-    make_kwargs = dict(fields.pop("env_kwargs", None) or {})
+    overrides = {"max_steps": steps, "num_generations": group_size, "learning_rate": learning_rate}
+    try:
+        config_env, make_kwargs, config_model, grpo_config = read_recipe(config, overrides)
+    except (TypeError, ValueError) as error:
+        console.print(f"[red]bad training config: {error}[/red]")
+        raise typer.Exit(2) from None
+    env = env or config_env
+    if env is None:
+        raise typer.BadParameter("give --env ID or a config file with `env: ID`")
+    model = model or config_model or "HuggingFaceTB/SmolLM2-135M-Instruct"
     if env_kwargs:
         import json
 
@@ -45,13 +54,6 @@ def train_command(
             make_kwargs.update(json.loads(env_kwargs))
         except (json.JSONDecodeError, TypeError, ValueError) as error:
             raise typer.BadParameter(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})")
-    overrides = {"max_steps": steps, "num_generations": group_size, "learning_rate": learning_rate}
-    fields.update({key: value for key, value in overrides.items() if value is not None})
-    try:
-        grpo_config = GRPOConfig.from_dict(fields)
-    except (TypeError, ValueError) as error:
-        console.print(f"[red]bad training config: {error}[/red]")
-        raise typer.Exit(2) from None
     from envgym.agents.policy import ENGINES, default_engine
 
     engine = engine or default_engine()
@@ -96,6 +98,18 @@ def load_model(name: str, dtype: Any = None) -> tuple[Any, Any]:
     tokenizer = AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
     model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype or torch.float32, **resolved.load_kwargs())
     return model, tokenizer
+
+
+def read_recipe(path: Path | None, overrides: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None, Any]:
+    """``(env, env_kwargs, model, GRPOConfig)`` from a YAML/JSON training config (None: defaults only);
+    ``overrides`` that are not None replace the file's GRPOConfig fields."""
+    from envgym.agents.grpo import GRPOConfig
+
+    fields = _read_config(path) if path is not None else {}
+    env, model = fields.pop("env", None), fields.pop("model", None)
+    env_kwargs = dict(fields.pop("env_kwargs", None) or {})
+    fields.update({key: value for key, value in overrides.items() if value is not None})
+    return env, env_kwargs, model, GRPOConfig.from_dict(fields)
 
 
 def _read_config(path: Path) -> dict[str, Any]:

