@@ -1,5 +1,5 @@
 """Training batches with shared prompts: a GRPO group is G completions of one prompt, so a micro-batch holds
-each distinct prompt once and its completions beside it. The trainer runs the prompts, expands their KV cache
+each distinct prompt once and its completions beside it. :func:`predictors` runs the prompts, expands their KV cache
 to the completions that continue them and runs the completions on top: the same function as running every
 full sequence (same logprobs, same gradients; tested), but the prompt tokens go through the model once per
 group instead of G times. Prompts are most of the tokens of a short-answer step (a few-shot prompt of 150
@@ -15,6 +15,7 @@ cache do not shift positions). Row b's completion token c is predicted by the pr
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import torch
 
@@ -88,3 +89,62 @@ def pad_batch(batch: list[Row], device: torch.device) -> dict[str, torch.Tensor]
         "targets": input_ids, "mask": mask, "advantages": advantages, "rollout_logprobs": rollout_logprobs,
     }
     return {key: value.to(device) for key, value in tensors.items()}
+
+
+def predictors(net: Any, tensors: dict[str, torch.Tensor], hidden: bool) -> torch.Tensor:
+    """(B, C, ·): for each completion token, the output of ``net`` (hidden state of a decoder, or logits of
+    a full model) at the position that predicts it: the prompt's last token, then completion tokens 0..C-2.
+
+    The prompts run once and their KV cache is expanded to the rows that continue them; with gradient
+    checkpointing (which drops caches in training) each row runs as one flat sequence instead."""
+    index, last = tensors["prefix_index"], tensors["prefix_last"]
+    width = tensors["input_ids"].shape[1]
+
+    def output(result: Any) -> torch.Tensor:
+        return result.last_hidden_state if hidden else result.logits
+
+    if not (net.training and _checkpointing(net)):
+        needed = torch.unique(last)  # a full model keeps logits only where prompts end
+        prefix = net(input_ids=tensors["prefix_ids"], attention_mask=tensors["prefix_mask"],
+                     position_ids=tensors["prefix_positions"], use_cache=True,
+                     **({} if hidden else {"logits_to_keep": needed}))
+        column = last if hidden else torch.searchsorted(needed, last)
+        at_prompt_end = output(prefix)[torch.arange(len(last), device=last.device), column][index]
+        completions = at_prompt_end[:, None][:, :0]  # one-token completions: the prompt predicts them all
+        if width > 1:
+            cache = prefix.past_key_values
+            cache.reorder_cache(index)
+            completions = output(net(input_ids=tensors["input_ids"][:, :-1],
+                                     attention_mask=tensors["attention_mask"][:, :-1],
+                                     position_ids=tensors["positions"][:, :-1], past_key_values=cache,
+                                     use_cache=True))
+    else:
+        prompt_width = tensors["prefix_ids"].shape[1]
+        needed = torch.cat([torch.unique(last), torch.arange(prompt_width, prompt_width + width - 1, device=last.device)])
+        flat = output(net(input_ids=torch.cat([tensors["prefix_ids"][index], tensors["input_ids"]], dim=1),
+                          attention_mask=tensors["attention_mask"],
+                          position_ids=torch.cat([tensors["prefix_positions"][index], tensors["positions"]], dim=1),
+                          **({} if hidden else {"logits_to_keep": needed})))
+        rows = torch.arange(len(index), device=index.device)
+        if hidden:
+            at_prompt_end, completions = flat[rows, last[index]], flat[:, prompt_width:prompt_width + width - 1]
+        else:
+            ends = len(needed) - (width - 1)
+            at_prompt_end, completions = flat[rows, torch.searchsorted(needed[:ends], last[index])], flat[:, ends:]
+    return torch.cat([at_prompt_end[:, None], completions], dim=1)
+
+
+def _checkpointing(model: Any) -> bool:
+    """Whether gradient checkpointing is on anywhere in ``model`` (it drops KV caches in training mode)."""
+    return any(getattr(module, "gradient_checkpointing", False) is True for module in model.modules())
+
+
+def decoder_and_head(model: Any) -> tuple[Any, Any] | None:
+    """The decoder (hidden states) and output projection of a causal LM whose logits are just ``head(hidden)``."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    config = base.config
+    if getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None) not in (None, 1.0):
+        return None
+    if not hasattr(base, "get_decoder") or base.get_output_embeddings() is None:
+        return None
+    return base.get_decoder(), base.get_output_embeddings()

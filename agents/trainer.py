@@ -27,7 +27,7 @@ import torch
 import envgym
 from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
                                 token_logprobs, turn_advantages)
-from envgym.agents.batching import micro_batches, pad_batch
+from envgym.agents.batching import decoder_and_head, micro_batches, pad_batch, predictors
 from envgym.agents.trajectory import Trajectory
 
 TaskSampler = Callable[[int, np.random.Generator], int]
@@ -321,61 +321,19 @@ class GRPOTrainer:
         from, so a top_p < 1 shows as a rollout gap of log(nucleus mass), which importance_sampling_correction
         weighs (min(π_old/π_rollout, C)) instead of hiding it."""
         rows, cols = tensors["mask"].nonzero(as_tuple=True)
-        split = _decoder_and_head(model)
+        split = decoder_and_head(model)
         with self._autocast():
             if split is not None:
                 decoder, head = split
-                logits = head(self._predictors(decoder, tensors, hidden=True)[rows, cols])
+                logits = head(predictors(decoder, tensors, hidden=True)[rows, cols])
             else:  # models that post-process logits (soft-capping, scaling): their own head, then select
-                logits = self._predictors(model, tensors, hidden=False)[rows, cols]
+                logits = predictors(model, tensors, hidden=False)[rows, cols]
         if self.config.temperature > 0:  # score the distribution rollouts sampled from (0 = greedy: plain logits)
             logits = logits / self.config.temperature
         selected = token_logprobs(logits, tensors["targets"][rows, cols])
         logprobs = torch.zeros(tensors["mask"].shape, dtype=selected.dtype, device=selected.device)
         logprobs = logprobs.index_put((rows, cols), selected)
         return logprobs, logits
-
-    def _predictors(self, net: Any, tensors: dict[str, torch.Tensor], hidden: bool) -> torch.Tensor:
-        """(B, C, ·): for each completion token, the output of ``net`` (hidden state of a decoder, or logits of
-        a full model) at the position that predicts it: the prompt's last token, then completion tokens 0..C-2.
-
-        The prompts run once and their KV cache is expanded to the rows that continue them; with gradient
-        checkpointing (which drops caches in training) each row runs as one flat sequence instead."""
-        index, last = tensors["prefix_index"], tensors["prefix_last"]
-        width = tensors["input_ids"].shape[1]
-
-        def output(result: Any) -> torch.Tensor:
-            return result.last_hidden_state if hidden else result.logits
-
-        if not (net.training and _checkpointing(net)):
-            needed = torch.unique(last)  # a full model keeps logits only where prompts end
-            prefix = net(input_ids=tensors["prefix_ids"], attention_mask=tensors["prefix_mask"],
-                         position_ids=tensors["prefix_positions"], use_cache=True,
-                         **({} if hidden else {"logits_to_keep": needed}))
-            column = last if hidden else torch.searchsorted(needed, last)
-            at_prompt_end = output(prefix)[torch.arange(len(last), device=last.device), column][index]
-            completions = at_prompt_end[:, None][:, :0]  # one-token completions: the prompt predicts them all
-            if width > 1:
-                cache = prefix.past_key_values
-                cache.reorder_cache(index)
-                completions = output(net(input_ids=tensors["input_ids"][:, :-1],
-                                         attention_mask=tensors["attention_mask"][:, :-1],
-                                         position_ids=tensors["positions"][:, :-1], past_key_values=cache,
-                                         use_cache=True))
-        else:
-            prompt_width = tensors["prefix_ids"].shape[1]
-            needed = torch.cat([torch.unique(last), torch.arange(prompt_width, prompt_width + width - 1, device=last.device)])
-            flat = output(net(input_ids=torch.cat([tensors["prefix_ids"][index], tensors["input_ids"]], dim=1),
-                              attention_mask=tensors["attention_mask"],
-                              position_ids=torch.cat([tensors["prefix_positions"][index], tensors["positions"]], dim=1),
-                              **({} if hidden else {"logits_to_keep": needed})))
-            rows = torch.arange(len(index), device=index.device)
-            if hidden:
-                at_prompt_end, completions = flat[rows, last[index]], flat[:, prompt_width:prompt_width + width - 1]
-            else:
-                ends = len(needed) - (width - 1)
-                at_prompt_end, completions = flat[rows, torch.searchsorted(needed[:ends], last[index])], flat[:, ends:]
-        return torch.cat([at_prompt_end[:, None], completions], dim=1)
 
     def _reference_logprobs(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         model = self.reference if self.reference is not None else self.model
@@ -532,22 +490,6 @@ def _entropy_sum(logits: torch.Tensor) -> float:
     with torch.no_grad():
         logp = torch.log_softmax(logits.detach().float(), dim=-1)
         return float(-(logp.exp() * logp).sum())
-
-
-def _checkpointing(model: Any) -> bool:
-    """Whether gradient checkpointing is on anywhere in ``model`` (it drops KV caches in training mode)."""
-    return any(getattr(module, "gradient_checkpointing", False) is True for module in model.modules())
-
-
-def _decoder_and_head(model: Any) -> tuple[Any, Any] | None:
-    """The decoder (hidden states) and output projection of a causal LM whose logits are just ``head(hidden)``."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    config = base.config
-    if getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None) not in (None, 1.0):
-        return None
-    if not hasattr(base, "get_decoder") or base.get_output_embeddings() is None:
-        return None
-    return base.get_decoder(), base.get_output_embeddings()
 
 
 def _reward_metrics(groups: list[list[Trajectory]], rollouts: list[list[Trajectory]]) -> dict[str, Any]:

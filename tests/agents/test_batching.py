@@ -80,7 +80,7 @@ def test_batched_logprobs_and_gradients_equal_each_sequence_alone(model, path, m
     if path == "flat":  # checkpointing drops caches in training mode only
         model.train()
     if path == "full_model_head":
-        monkeypatch.setattr(trainer_module, "_decoder_and_head", lambda _model: None)
+        monkeypatch.setattr(trainer_module, "decoder_and_head", lambda _model: None)
     try:
         compare(trainer, model)
     finally:

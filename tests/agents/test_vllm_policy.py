@@ -163,4 +163,4 @@ def test_envgym_train_rolls_out_with_vllm_when_it_is_installed(tmp_path):
     assert result.exit_code == 0, result.output
     assert "rollout engine: vllm" in result.output
     [metrics] = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert metrics["episodes"] == 2
+    assert metrics["episodes"] == 2 * 4  # G=2 x the default 4 tasks per step
