@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import inspect
 import re
 import warnings
 from collections.abc import Callable
@@ -64,8 +65,10 @@ class EnvSpec:
         kwargs = {**self.kwargs, **kwargs}
         max_turns = kwargs.pop("max_turns", self.max_turns)
         render_mode = kwargs.pop("render_mode", None)
-        system_prompt, few_shot = kwargs.pop("system_prompt", None), kwargs.pop("few_shot", None)
         factory = _load_entry_point(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
+        # An env that takes one of these keywords itself (math/Dataset-v0's system_prompt) keeps its meaning.
+        system_prompt = None if _takes(factory, "system_prompt") else kwargs.pop("system_prompt", None)
+        few_shot = None if _takes(factory, "few_shot") else kwargs.pop("few_shot", None)
         env = factory(**kwargs)
         env.unwrapped.spec = self
         env.unwrapped.render_mode = render_mode
@@ -93,6 +96,15 @@ class EnvSpec:
 
 registry: dict[str, EnvSpec] = {}
 _plugins_loaded = False
+
+
+def _takes(factory: Callable[..., Any], name: str) -> bool:
+    """Whether ``factory`` names the keyword ``name`` in its signature (a ``**kwargs`` catch-all does not count)."""
+    try:
+        parameter = inspect.signature(factory).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
 def register(

@@ -57,3 +57,11 @@ def test_malformed_examples_are_refused_with_what_is_accepted(few_shot, message)
 def test_an_empty_system_prompt_is_refused():
     with pytest.raises(ValueError, match="non-empty string"):
         envgym.make("math/Arithmetic-v0", system_prompt="  ")
+
+
+def test_an_env_that_takes_system_prompt_itself_keeps_its_own_meaning():
+    # math/Dataset-v0's system_prompt replaces its preset's; it is not wrapped a second time
+    env = envgym.make("math/Dataset-v0", system_prompt="Answer in one line.")
+    assert not isinstance(env, PromptPrefix)
+    messages, _ = env.reset(options={"task_index": 0})
+    assert [m for m in messages if m["role"] == "system"] == [{"role": "system", "content": "Answer in one line."}]
