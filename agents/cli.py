@@ -73,8 +73,8 @@ def eval_command(
         console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     try:
-        results = _run(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume, model=model,
-                       console=console)
+        results = evaluate_with_progress(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume,
+                                         model=model, console=console)
     except ResumeMismatch as error:
         console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
@@ -82,7 +82,7 @@ def eval_command(
     from envgym.agents.report import table_rows, write_reports
 
     md, page = write_reports(results, out)
-    _print_table(console, *table_rows(results))
+    print_table(console, *table_rows(results))
     console.print(f"results: {out / 'results.json'}\nreport: {page}  (markdown: {md})")
 
 
@@ -102,7 +102,7 @@ def compare_command(
     if as_json:
         print(json.dumps([dict(zip(header[:2] + ["a", "b", "delta"], row)) for row in rows]))
         return
-    _print_table(Console(), header, rows)
+    print_table(Console(), header, rows)
 
 
 DTYPES = ("float32", "bfloat16", "float16", "auto")
@@ -171,8 +171,9 @@ def _configs(env: str | None, suite: Path | None, overrides: dict[str, Any]) -> 
     return [build_env_eval({"id": env_id.strip(), **overrides}, where="--env") for env_id in env.split(",")], {}
 
 
-def _run(policy: Any, configs: list[Any], out: Path, *, batch_size: int, seed: int, resume: bool, model: str,
-         console: Any) -> dict[str, Any]:
+def evaluate_with_progress(policy: Any, configs: list[Any], out: Path, *, batch_size: int, seed: int, resume: bool,
+                           model: str, console: Any) -> dict[str, Any]:
+    """:func:`~envgym.agents.evaluate.evaluate` with a progress bar per env (``envgym eval`` and ``envgym demo``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from envgym.agents.evaluate import evaluate
@@ -190,7 +191,8 @@ def _run(policy: Any, configs: list[Any], out: Path, *, batch_size: int, seed: i
                         on_progress=on_progress)
 
 
-def _print_table(console: Any, header: list[str], rows: list[list[str]]) -> None:
+def print_table(console: Any, header: list[str], rows: list[list[str]]) -> None:
+    """Print rows of strings under ``header`` as a rich table."""
     from rich.table import Table
 
     table = Table(*header)

@@ -26,7 +26,7 @@ def demo_command(
     """Evaluate, train with a recipe, evaluate again; prints the before/after table and where the reports are."""
     from rich.console import Console
 
-    from envgym.agents.cli import _print_table, _run
+    from envgym.agents.cli import evaluate_with_progress, print_table
     from envgym.agents.evaluate import load_suite
     from envgym.agents.report import compare, write_reports
     from envgym.agents.train_cli import load_model, read_recipe
@@ -45,8 +45,8 @@ def demo_command(
     model, tokenizer = load_model(model_name)
 
     console.rule("1/3 evaluate the model as it comes")
-    before = _run(TransformersPolicy(model, tokenizer, name=model_name), configs, out / "before", batch_size=32,
-                  seed=0, resume=False, model=model_name, console=console)
+    before = evaluate_with_progress(TransformersPolicy(model, tokenizer, name=model_name), configs, out / "before",
+                                    batch_size=32, seed=0, resume=False, model=model_name, console=console)
     write_reports(before, out / "before")
 
     console.rule(f"2/3 train with GRPO on {env}")
@@ -55,13 +55,13 @@ def demo_command(
 
     console.rule("3/3 evaluate the trained model")
     trained = f"{model_name} + GRPO"
-    after = _run(TransformersPolicy(trainer.model, tokenizer, name=trained), configs, out / "after", batch_size=32,
-                 seed=0, resume=False, model=trained, console=console)
+    after = evaluate_with_progress(TransformersPolicy(trainer.model, tokenizer, name=trained), configs, out / "after",
+                                   batch_size=32, seed=0, resume=False, model=trained, console=console)
     write_reports(after, out / "after")
 
     header, rows = compare(before, after)
     rows = [row for row in rows if row[1] in DEMO_METRICS]
-    _print_table(console, header, rows)
+    print_table(console, header, rows)
     (out / "comparison.md").write_text(_markdown(header, rows))
     curve = [m.get("reward_mean", float("nan")) for m in trainer.history]
     first, last = _mean(curve[:10]), _mean(curve[-10:])

@@ -1,0 +1,36 @@
+"""``envgym demo`` end to end on the tiny model: evaluate, train with a recipe, evaluate again, compare."""
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from envgym.cli import app  # noqa: E402
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
+
+def test_demo_evaluates_trains_and_evaluates_again(tmp_path):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("defaults: {n: 2, n_tasks: 2, k: [1], max_new_tokens: 4}\n"
+                     "envs:\n  - id: math/Arithmetic-v0\n    kwargs: {difficulty: 1}\n")
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(f"env: math/Arithmetic-v0\nmodel: {tiny_model_path()}\nnum_generations: 2\n"
+                      "num_tasks_per_step: 1\nmax_completion_length: 4\nmax_steps: 2\nenv_kwargs: {difficulty: 1}\n")
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--suite", str(suite), "--recipe", str(recipe), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for phase in ("before", "after"):
+        results = json.loads((out / phase / "results.json").read_text())
+        assert results["envs"]["math/Arithmetic-v0"]["n_samples"] == 4
+    assert len((out / "train" / "metrics.jsonl").read_text().splitlines()) == 2
+    assert "mean_reward" in (out / "comparison.md").read_text() and "demo wall time" in result.output
+
+
+def test_a_recipe_without_an_env_is_refused(tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("max_steps: 1\n")
+    result = CliRunner().invoke(app, ["demo", "--recipe", str(recipe), "--out", str(tmp_path / "demo")])
+    assert result.exit_code == 2 and "names no env" in result.output
