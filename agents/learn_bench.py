@@ -12,9 +12,6 @@ issue's "ours reaches TRL's reward no later than TRL does", on the step budget g
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -70,13 +67,10 @@ def _mean(values: list[float]) -> float:
 
 
 def _run_worker(side: str, recipe: Path, steps: int) -> dict[str, Any]:
-    code = f"from envgym.agents.learn_bench import run_worker; run_worker({side!r}, {str(recipe)!r}, {steps})"
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
-    if process.returncode != 0 or not lines:
-        raise RuntimeError(f"the {side} worker failed (exit {process.returncode}):\n{process.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    from envgym.benchmarks.report import run_worker as in_subprocess
+
+    call = f"from envgym.agents.learn_bench import run_worker; run_worker({side!r}, {str(recipe)!r}, {steps})"
+    return in_subprocess(call, side)
 
 
 def run_worker(side: str, recipe: str, steps: int) -> None:

@@ -10,10 +10,7 @@ projects onto the vocabulary only at policy-token positions and keeps no full (B
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -88,13 +85,10 @@ def build_bench_model(path: Path) -> str:
 
 
 def _run_worker(side: str, model_path: str, steps: int) -> dict[str, Any]:
-    code = f"from envgym.agents.train_bench import run_worker; run_worker({side!r}, {model_path!r}, {steps})"
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
-    if process.returncode != 0 or not lines:
-        raise RuntimeError(f"the {side} worker failed (exit {process.returncode}):\n{process.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    from envgym.benchmarks.report import run_worker as in_subprocess
+
+    call = f"from envgym.agents.train_bench import run_worker; run_worker({side!r}, {model_path!r}, {steps})"
+    return in_subprocess(call, side)
 
 
 def run_worker(side: str, model_path: str, steps: int) -> None:

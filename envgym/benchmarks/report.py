@@ -5,12 +5,25 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
+import sys
 from typing import Any
 
 
 def machine() -> dict[str, Any]:
     """Where the numbers were measured."""
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+
+
+def run_worker(call: str, what: str) -> dict[str, Any]:
+    """Run ``call`` (a Python statement that prints one JSON line) in a fresh interpreter and return that line:
+    each side of a comparison gets a process of its own, so its peak memory and imports are its own."""
+    process = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True,
+                             env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
+    if process.returncode != 0 or not lines:
+        raise RuntimeError(f"the {what} worker failed (exit {process.returncode}):\n{process.stderr[-3000:]}")
+    return json.loads(lines[-1])
 
 
 def emit(result: dict[str, Any], as_json: bool) -> None:
