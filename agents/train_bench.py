@@ -3,8 +3,14 @@
 Both sides train one tiny random Llama (SmolLM2's tokenizer and chat template, built in code, saved once) on
 the same prompts with the same reward, G=8, 32 new tokens at most, lr 1e-4, beta 0, temperature 1, AdamW with
 TRL's defaults (β2 0.999, grad clip 1.0), both logging entropy. Each runs in its own subprocess so its peak RSS
-is its own; seconds per step exclude the first step (warm-up). Where the difference comes from: our trainer
-projects onto the vocabulary only at policy-token positions and keeps no full (B, T, V) logits tensor.
+is its own; seconds per step exclude the first step (warm-up).
+
+Two pairings, each side with the same rollout engine: ``transformers`` (the trained model generates) and, where
+vLLM is installed, ``vllm`` (ours: :class:`~envgym.agents.vllm_policy.VLLMPolicy`; TRL: ``use_vllm=True,
+vllm_mode="colocate"``, its in-process engine). Both vLLM engines get the same 1 GiB KV cache on machines
+without CUDA (``VLLM_CPU_KVCACHE_SPACE`` for TRL's, whose only knob is a fraction of the machine's memory).
+Where the difference comes from: our trainer projects onto the vocabulary only at policy-token positions and
+keeps no full (B, T, V) logits tensor, and runs each prompt once for its G completions (agents/batching.py).
 """
 
 from __future__ import annotations
@@ -32,33 +38,50 @@ def reward_of(prompt: str, completion: str) -> float:
     return float(bool(numbers) and int(numbers[0]) == a + b)
 
 
+SPEED_RATIO_MAX = 0.7
+MEMORY_RATIO_MAX = 1.0
+
+
 def bench_train(
     as_json: bool = typer.Option(False, "--json", help="Print only the JSON line."),
     quick: bool = typer.Option(False, "--quick", help="Fewer steps (a smoke run, noisier numbers)."),
     steps: int = typer.Option(None, "--steps", help="Steps per trainer (default 6, quick 3); the first is not timed."),
+    engine: str = typer.Option("all", "--engine",
+                               help="Pairing(s) to run: transformers, vllm, or all (vllm where it is installed)."),
 ) -> None:
-    """Seconds per GRPO step and peak RSS: envgym's trainer vs TRL's GRPOTrainer, measured in the same run."""
+    """Seconds per GRPO step and peak RSS: envgym's trainer vs TRL's GRPOTrainer, each pairing with the same
+    rollout engine, measured in the same run."""
+    from envgym.agents.policy import ENGINES, default_engine
     from envgym.benchmarks.report import emit, machine
 
     steps = steps or (3 if quick else 6)
     if steps < 2:
         raise typer.BadParameter("--steps must be >= 2 (the first step is not timed)")
+    if engine not in (*ENGINES, "all"):
+        raise typer.BadParameter(f"--engine must be transformers, vllm or all, not {engine!r}")
+    try:
+        import trl  # noqa: F401
+    except ImportError as error:
+        raise typer.BadParameter("bench train compares with TRL: pip install 'envgym[peers]'") from error
+    has_vllm = default_engine() == "vllm"
+    if engine == "vllm" and not has_vllm:
+        raise typer.BadParameter("--engine vllm needs vLLM: scripts/setup-vllm.sh, then .venv-vllm/bin/envgym")
+    engines = [engine] if engine != "all" else [e for e in ENGINES if e != "vllm" or has_vllm]
+    result: dict[str, Any] = {"benchmark": "train", "machine": machine(), "steps": steps, "group_size": GROUP_SIZE,
+                              "max_new_tokens": MAX_NEW_TOKENS, "tasks_per_step": TASKS_PER_STEP, "pairings": {}}
+    if "vllm" not in engines:
+        result["pairings"]["vllm"] = {"skipped": "vLLM is not installed here" if not has_vllm else "not asked for"}
     with tempfile.TemporaryDirectory(prefix="envgym-bench-train-") as folder:
         model_path = build_bench_model(Path(folder) / "model")
-        ours = _run_worker("envgym", model_path, steps)
-        result: dict[str, Any] = {"benchmark": "train", "machine": machine(), "steps": steps, "group_size": GROUP_SIZE,
-                                  "max_new_tokens": MAX_NEW_TOKENS, "tasks_per_step": TASKS_PER_STEP, "envgym": ours}
-        try:
-            import trl  # noqa: F401
-        except ImportError:
-            result["trl"] = None
-        else:
-            theirs = _run_worker("trl", model_path, steps)
-            result["trl"] = theirs
-            result["speed_ratio"] = ours["seconds_per_step"] / theirs["seconds_per_step"]
-            result["memory_ratio"] = ours["peak_rss_mb"] / theirs["peak_rss_mb"]
-            result["targets"] = {"speed_ratio_max": 0.7, "memory_ratio_max": 1.0,
-                                 "met": result["speed_ratio"] <= 0.7 and result["memory_ratio"] <= 1.0}
+        for name in engines:
+            ours, theirs = (_run_worker(side, name, model_path, steps) for side in ("envgym", "trl"))
+            speed = ours["seconds_per_step"] / theirs["seconds_per_step"]
+            memory = ours["peak_rss_mb"] / theirs["peak_rss_mb"]
+            result["pairings"][name] = {"envgym": ours, "trl": theirs, "speed_ratio": speed, "memory_ratio": memory,
+                                        "met": speed <= SPEED_RATIO_MAX and memory <= MEMORY_RATIO_MAX}
+    measured = [result["pairings"][name] for name in engines]
+    result["targets"] = {"speed_ratio_max": SPEED_RATIO_MAX, "memory_ratio_max": MEMORY_RATIO_MAX,
+                         "pairings_measured": engines, "met": all(pairing["met"] for pairing in measured)}
     emit(result, as_json)
 
 
@@ -84,25 +107,29 @@ def build_bench_model(path: Path) -> str:
     return str(path)
 
 
-def _run_worker(side: str, model_path: str, steps: int) -> dict[str, Any]:
+def _run_worker(side: str, engine: str, model_path: str, steps: int) -> dict[str, Any]:
     from envgym.benchmarks.report import run_worker as in_subprocess
 
-    call = f"from envgym.agents.train_bench import run_worker; run_worker({side!r}, {model_path!r}, {steps})"
-    return in_subprocess(call, side)
+    call = f"from envgym.agents.train_bench import run_worker; run_worker({side!r}, {engine!r}, {model_path!r}, {steps})"
+    return in_subprocess(call, f"{side} ({engine})")
 
 
-def run_worker(side: str, model_path: str, steps: int) -> None:
-    """Train ``steps`` steps with one side's trainer; print step times, reward and peak RSS as JSON."""
+def run_worker(side: str, engine: str, model_path: str, steps: int) -> None:
+    """Train ``steps`` steps with one side's trainer and rollout engine; print step times and peak RSS as JSON.
+    Both vLLM engines run in this process (ours by default, TRL's colocate mode by design), so this process's
+    peak RSS covers the engine too."""
     import resource
 
-    step_times = _train_envgym(model_path, steps) if side == "envgym" else _train_trl(model_path, steps)
+    train = _train_envgym if side == "envgym" else _train_trl
+    step_times, generator = train(model_path, steps, engine)
     timed = step_times[1:]
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds_per_step": sum(timed) / len(timed), "step_seconds": step_times,
-                      "peak_rss_mb": peak_kb / 1024}), flush=True)
+                      "peak_rss_mb": peak_kb / 1024, "generator": generator}), flush=True)
 
 
-def _train_envgym(model_path: str, steps: int) -> list[float]:
+def _train_envgym(model_path: str, steps: int, engine: str) -> tuple[list[float], str]:
+    """Step times, and the class that generated the rollouts."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envgym.agents.grpo import GRPOConfig
@@ -112,16 +139,25 @@ def _train_envgym(model_path: str, steps: int) -> list[float]:
     model = AutoModelForCausalLM.from_pretrained(model_path)
     config = GRPOConfig(num_generations=GROUP_SIZE, num_tasks_per_step=TASKS_PER_STEP, max_completion_length=MAX_NEW_TOKENS,
                         learning_rate=LEARNING_RATE, beta=0.0, max_steps=steps, adam_beta2=0.999, max_grad_norm=1.0)
-    trainer = GRPOTrainer(model, tokenizer, _prompt_env, config, device="cpu")
+    policy = None
+    if engine == "vllm":
+        from envgym.agents.vllm_policy import VLLMPolicy
+
+        policy = VLLMPolicy(model_path)
+    trainer = GRPOTrainer(model, tokenizer, _prompt_env, config, device="cpu", policy=policy)
     times = []
     for _ in range(steps):
         started = time.perf_counter()
         trainer.train_step()
         times.append(time.perf_counter() - started)
-    return times
+    return times, type(trainer.policy).__name__
 
 
-def _train_trl(model_path: str, steps: int) -> list[float]:
+def _train_trl(model_path: str, steps: int, engine: str) -> tuple[list[float], str]:
+    """Step times, and what generated the rollouts (TRL's vLLM engine and mode, or its model)."""
+    import os
+
+    import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig as TRLConfig
@@ -146,16 +182,26 @@ def _train_trl(model_path: str, steps: int) -> list[float]:
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             self.times.append(time.perf_counter() - self.started)
 
+    engine_args: dict[str, Any] = {}
+    if engine == "vllm":
+        engine_args = {"use_vllm": True, "vllm_mode": "colocate"}
+        if not torch.cuda.is_available():
+            # The KV cache ours gets there (VLLMPolicy's CPU default), instead of 30% of the machine's memory.
+            from envgym.agents.vllm_policy import CPU_KV_CACHE_BYTES
+
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(CPU_KV_CACHE_BYTES >> 30))
     with tempfile.TemporaryDirectory() as out:
         args = TRLConfig(output_dir=out, per_device_train_batch_size=GROUP_SIZE * TASKS_PER_STEP, num_generations=GROUP_SIZE,
                          max_completion_length=MAX_NEW_TOKENS, learning_rate=LEARNING_RATE, beta=0.0, max_steps=steps,
                          temperature=1.0, logging_steps=1, report_to="none", save_strategy="no", use_cpu=True, seed=0,
-                         bf16=False, dataloader_num_workers=0, disable_tqdm=True)
+                         bf16=False, dataloader_num_workers=0, disable_tqdm=True, **engine_args)
         timer = StepTimer()
         trainer = TRLTrainer(model=model, reward_funcs=reward, args=args, train_dataset=dataset,
                              processing_class=tokenizer, callbacks=[timer])
         trainer.train()
-    return timer.times
+    if trainer.use_vllm:
+        return timer.times, f"{type(trainer.vllm_generation.llm).__name__} ({trainer.vllm_mode})"
+    return timer.times, type(trainer.model).__name__
 
 
 def _prompt_env() -> Any:
