@@ -38,7 +38,7 @@ def bench_learn(
     try:
         import trl  # noqa: F401
     except ImportError as error:
-        raise typer.BadParameter("bench learn compares with TRL: pip install 'envgym[train]'") from error
+        raise typer.BadParameter("bench learn compares with TRL: pip install 'envgym[peers]'") from error
     result: dict[str, Any] = {"benchmark": "learn", "machine": machine(), "recipe": str(recipe),
                               "steps": config.max_steps}
     for side in ("envgym", "trl"):
