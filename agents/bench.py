@@ -8,6 +8,10 @@ Each side is timed ``repeats`` times, alternating, and the fastest run counts (t
 same ratio is also measured inside one loop run (time outside ``generate`` over time inside it), which load
 changes between the two sides cannot skew. The default model is a random 4-layer Llama with SmolLM2's tokenizer
 (from the packaged GGUF), so the bench needs no download; ``--model`` times a real one.
+
+Each engine's two phases are also timed on their own, on ``envs`` distinct one-turn prompts (new ones for every
+run, so no cache helps): prefill (tokens/s of generating one token) and decode (ms per step of the batch). They
+say where an engine's speed comes from: prefill is bound by the machine's arithmetic, decode by per-step overhead.
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ from typing import Any
 import typer
 
 from envgym.benchmarks.report import emit, machine
+
+LOOP_VS_RAW_MIN = 0.9
+"""Issue 13: the loop keeps at least 90% of the engine's raw tokens/s ..."""
+VLLM_SPEEDUP_MIN = 5.0
+"""... and the vLLM engine's loop is at least 5x the transformers engine's, on the same model and prompts."""
 
 
 class _Recorder:
@@ -94,8 +103,15 @@ def bench_rollout(
                 policy = VLLMPolicy(model_path, name=name)
             else:
                 policy = TransformersPolicy(model_path, device="cpu", name=name)
-            results[engine] = _measure(policy, envs, turns, params, repeats)
+            results[engine] = {**_measure(policy, envs, turns, params, repeats),
+                               "phases": _phases(policy, envs, max_new_tokens, repeats)}
             del policy
+    targets: dict[str, Any] = {"vllm_loop_vs_raw_min": LOOP_VS_RAW_MIN, "vllm_vs_transformers_min": VLLM_SPEEDUP_MIN}
+    if len(results) == 2:
+        loop_vs_raw = results["vllm"]["loop"]["tokens_per_s"] / results["vllm"]["raw_generation"]["tokens_per_s"]
+        speedup = results["vllm"]["loop"]["tokens_per_s"] / results["transformers"]["loop"]["tokens_per_s"]
+        targets.update(vllm_loop_vs_raw_met=loop_vs_raw >= LOOP_VS_RAW_MIN,
+                       vllm_vs_transformers_met=speedup >= VLLM_SPEEDUP_MIN)
     emit({
         "bench": "rollout", "model": name, "envs": envs, "turns": turns, "max_new_tokens": max_new_tokens,
         **results[chosen[0]],  # the first engine's figures at the top level, as before
@@ -103,9 +119,39 @@ def bench_rollout(
         **({"vllm_vs_transformers_loop_tokens_per_s": results["vllm"]["loop"]["tokens_per_s"]
             / results["transformers"]["loop"]["tokens_per_s"],
             "vllm_loop_vs_raw_tokens_per_s": results["vllm"]["loop"]["tokens_per_s"]
-            / results["vllm"]["raw_generation"]["tokens_per_s"]} if len(results) == 2 else {}),
+            / results["vllm"]["raw_generation"]["tokens_per_s"], "targets": targets} if len(results) == 2 else {}),
         "machine": machine(),
     }, as_json)
+
+
+def _phases(policy: Any, batch: int, max_new_tokens: int, repeats: int) -> dict[str, Any]:
+    """Prefill tokens/s and decode ms/step of ``batch`` distinct chat prompts (fresh text every run: neither
+    engine can reuse a cached prefix); greedy, the fastest of ``repeats`` runs after one warm-up."""
+    from envgym.agents.policy import SamplingParams
+
+    def prompts(run: int) -> list[list[int]]:
+        texts = [policy.tokenizer.apply_chat_template(
+            [{"role": "user", "content": f"Run {run}, prompt {i}: guess an integer below {10_000 + 7919 * i + run}, "
+                                         f"then say why {run * 31 + i} is a good first guess."}],
+            add_generation_prompt=True, tokenize=False) for i in range(batch)]
+        return [policy.tokenizer.encode(text, add_special_tokens=False) for text in texts]
+
+    def fastest(new_tokens: int) -> tuple[float, int, int]:
+        times, prompt_tokens, longest = [], 0, 0
+        for run in range(repeats + 1):
+            batch_prompts = prompts(run + 1000 * new_tokens)
+            start = time.perf_counter()
+            outputs = policy.generate(batch_prompts, SamplingParams(max_new_tokens=new_tokens, temperature=0.0))
+            if run:
+                times.append(time.perf_counter() - start)
+            prompt_tokens, longest = sum(map(len, batch_prompts)), max(len(o.token_ids) for o in outputs)
+        return min(times), prompt_tokens, longest
+
+    prefill_s, prompt_tokens, _ = fastest(1)
+    full_s, _, longest = fastest(max_new_tokens)
+    steps = max(1, longest - 1)  # the batch decodes until its longest completion is done
+    return {"batch": batch, "prompt_tokens": prompt_tokens, "prefill_tokens_per_s": prompt_tokens / prefill_s,
+            "decode_ms_per_step": 1000 * max(0.0, full_s - prefill_s) / steps}
 
 
 def _measure(policy: Any, envs: int, turns: int, params: Any, repeats: int) -> dict[str, Any]:

@@ -19,9 +19,10 @@ def test_engine_options_default_to_float32_without_cuda():
 
 def test_engine_options_given_by_the_caller_win_over_the_defaults():
     options = engine_options("model-dir", dtype="bfloat16", enforce_eager=True, max_model_len=512,
-                             kv_cache_memory_bytes=123)
-    assert options == {"model": "model-dir", "dtype": "bfloat16", "enforce_eager": True, "max_model_len": 512,
-                       "logprobs_mode": "processed_logprobs", "kv_cache_memory_bytes": 123}
+                             kv_cache_memory_bytes=123, block_size=64)
+    expected = {"model": "model-dir", "dtype": "bfloat16", "enforce_eager": True, "max_model_len": 512,
+                "logprobs_mode": "processed_logprobs", "kv_cache_memory_bytes": 123, "block_size": 64}
+    assert {key: options[key] for key in expected} == expected
 
 
 def test_without_cuda_the_kv_cache_is_sized_not_a_share_of_the_machines_memory():
@@ -29,6 +30,7 @@ def test_without_cuda_the_kv_cache_is_sized_not_a_share_of_the_machines_memory()
     if torch.cuda.is_available():
         pytest.skip("the CPU default")
     assert engine_options("model-dir")["kv_cache_memory_bytes"] == 1 << 30
+    assert engine_options("model-dir")["block_size"] == 32  # prefix caching reuses whole blocks only
     assert "kv_cache_memory_bytes" not in engine_options("model-dir", gpu_memory_utilization=0.3)
 
 
