@@ -10,8 +10,11 @@ changes between the two sides cannot skew. The default model is a random 4-layer
 (from the packaged GGUF), so the bench needs no download; ``--model`` times a real one.
 
 Each engine's two phases are also timed on their own, on ``envs`` distinct one-turn prompts (new ones for every
-run, so no cache helps): prefill (tokens/s of generating one token) and decode (ms per step of the batch). They
-say where an engine's speed comes from: prefill is bound by the machine's arithmetic, decode by per-step overhead.
+run, so no cache helps): prefill (tokens/s of generating one token) and decode (ms per step of the batch). Next
+to them, what this machine can do at best, measured in the same run: a large float32 matmul's GFLOP/s and a
+large copy's GB/s. Prefill does ~2 FLOPs per non-embedding weight per token, and a decode step reads every
+weight once and does ~2 FLOPs per weight per sequence; from these, the best any engine could do here
+(``prefill_bound_tokens_per_s``, ``decode_bound_ms_per_step``) and each engine's share of it.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ def bench_rollout(
             model_path, name = folder, policy.name
         else:
             model_path, name = model, model
+        sizes = None
         for engine in chosen:
             if engine == "vllm":
                 from envgym.agents.vllm_policy import VLLMPolicy
@@ -103,25 +107,70 @@ def bench_rollout(
                 policy = VLLMPolicy(model_path, name=name)
             else:
                 policy = TransformersPolicy(model_path, device="cpu", name=name)
+                sizes = _weight_sizes(policy.model)
             results[engine] = {**_measure(policy, envs, turns, params, repeats),
                                "phases": _phases(policy, envs, max_new_tokens, repeats)}
             del policy
-    targets: dict[str, Any] = {"vllm_loop_vs_raw_min": LOOP_VS_RAW_MIN, "vllm_vs_transformers_min": VLLM_SPEEDUP_MIN}
+    limits = _machine_limits()
+    for result in results.values():
+        if sizes is not None:  # the same weights in both engines
+            result["phases"].update(_bounds(result["phases"], sizes, limits))
+    comparison: dict[str, Any] = {}
     if len(results) == 2:
-        loop_vs_raw = results["vllm"]["loop"]["tokens_per_s"] / results["vllm"]["raw_generation"]["tokens_per_s"]
         speedup = results["vllm"]["loop"]["tokens_per_s"] / results["transformers"]["loop"]["tokens_per_s"]
-        targets.update(vllm_loop_vs_raw_met=loop_vs_raw >= LOOP_VS_RAW_MIN,
-                       vllm_vs_transformers_met=speedup >= VLLM_SPEEDUP_MIN)
+        loop_vs_raw = results["vllm"]["loop"]["tokens_per_s"] / results["vllm"]["raw_generation"]["tokens_per_s"]
+        comparison = {"vllm_vs_transformers_loop_tokens_per_s": speedup, "vllm_loop_vs_raw_tokens_per_s": loop_vs_raw,
+                      "targets": {"vllm_loop_vs_raw_min": LOOP_VS_RAW_MIN, "vllm_loop_vs_raw_met": loop_vs_raw >= LOOP_VS_RAW_MIN,
+                                  "vllm_vs_transformers_min": VLLM_SPEEDUP_MIN,
+                                  "vllm_vs_transformers_met": speedup >= VLLM_SPEEDUP_MIN}}
     emit({
         "bench": "rollout", "model": name, "envs": envs, "turns": turns, "max_new_tokens": max_new_tokens,
         **results[chosen[0]],  # the first engine's figures at the top level, as before
-        "engines": results,
-        **({"vllm_vs_transformers_loop_tokens_per_s": results["vllm"]["loop"]["tokens_per_s"]
-            / results["transformers"]["loop"]["tokens_per_s"],
-            "vllm_loop_vs_raw_tokens_per_s": results["vllm"]["loop"]["tokens_per_s"]
-            / results["vllm"]["raw_generation"]["tokens_per_s"], "targets": targets} if len(results) == 2 else {}),
-        "machine": machine(),
+        "engines": results, **comparison, "weights": sizes, "machine_limits": limits, "machine": machine(),
     }, as_json)
+
+
+def _weight_sizes(model: Any) -> dict[str, int]:
+    """The weights prefill multiplies every prompt token by (all but the embeddings: the vocabulary projection
+    runs for the last token only) and those a decode step multiplies and reads (all but the input embedding
+    rows it does not look up; a tied embedding is used whole as the output projection)."""
+    total = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+    inputs = model.get_input_embeddings().weight
+    outputs = getattr(model.get_output_embeddings(), "weight", None)
+    untied = outputs is not None and outputs is not inputs
+    return {"parameters": total, "prefill_weights": total - inputs.numel() - (outputs.numel() if untied else 0),
+            "decode_weights": total - (inputs.numel() if untied else 0), "bytes_per_weight": inputs.element_size()}
+
+
+def _bounds(phases: dict[str, Any], sizes: dict[str, int], limits: dict[str, float]) -> dict[str, float]:
+    """The fastest prefill and decode this machine allows for these weights, and the engine's share of each."""
+    prefill_bound = limits["matmul_gflops"] * 1e9 / (2 * sizes["prefill_weights"])
+    decode_bound_s = max(phases["batch"] * 2 * sizes["decode_weights"] / (limits["matmul_gflops"] * 1e9),
+                         sizes["decode_weights"] * sizes["bytes_per_weight"] / (limits["copy_gb_per_s"] * 1e9))
+    return {"prefill_bound_tokens_per_s": prefill_bound,
+            "prefill_share_of_bound": phases["prefill_tokens_per_s"] / prefill_bound,
+            "decode_bound_ms_per_step": 1000 * decode_bound_s,
+            "decode_share_of_bound": 1000 * decode_bound_s / phases["decode_ms_per_step"]}
+
+
+def _machine_limits() -> dict[str, float]:
+    """What this machine does at best with all its threads: a 2048^3 float32 matmul's GFLOP/s and the GB/s of
+    copying 256 MiB (bytes read + written), each the fastest of 5."""
+    import torch
+
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    source = torch.ones(64 << 20)
+    target = torch.empty_like(source)
+    matmul, copy = [], []
+    for _ in range(6):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        matmul.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        target.copy_(source)
+        copy.append(time.perf_counter() - start)
+    return {"matmul_gflops": 2 * 2048**3 / min(matmul[1:]) / 1e9,
+            "copy_gb_per_s": 2 * source.numel() * source.element_size() / min(copy[1:]) / 1e9}
 
 
 def _phases(policy: Any, batch: int, max_new_tokens: int, repeats: int) -> dict[str, Any]:
@@ -130,9 +179,12 @@ def _phases(policy: Any, batch: int, max_new_tokens: int, repeats: int) -> dict[
     from envgym.agents.policy import SamplingParams
 
     def prompts(run: int) -> list[list[int]]:
+        # The text that differs comes first (a system message: a chat template's default one would be a
+        # prefix every prompt shares, which vLLM's prefix cache would skip after the first run).
         texts = [policy.tokenizer.apply_chat_template(
-            [{"role": "user", "content": f"Run {run}, prompt {i}: guess an integer below {10_000 + 7919 * i + run}, "
-                                         f"then say why {run * 31 + i} is a good first guess."}],
+            [{"role": "system", "content": f"Run {run}, prompt {i}. You play a guessing game."},
+             {"role": "user", "content": f"Guess an integer below {10_000 + 7919 * i + run}, then say why "
+                                         f"{run * 31 + i} is a good first guess."}],
             add_generation_prompt=True, tokenize=False) for i in range(batch)]
         return [policy.tokenizer.encode(text, add_special_tokens=False) for text in texts]
 

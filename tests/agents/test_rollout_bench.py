@@ -1,0 +1,56 @@
+"""``envgym bench rollout``: the loop and its replay generate the same tokens, and the machine bounds it
+reports follow from the model's weights (tied and untied embeddings)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from envgym.cli import app
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from envgym.agents.bench import _bounds, _weight_sizes  # noqa: E402
+
+
+def _llama(tied: bool):
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=tied)
+    return transformers.LlamaForCausalLM(config)
+
+
+def test_weight_sizes_leave_out_what_prefill_and_decode_do_not_multiply():
+    tied, untied = _weight_sizes(_llama(True)), _weight_sizes(_llama(False))
+    embedding = 100 * 16
+    assert untied["parameters"] == tied["parameters"] + embedding  # the separate output projection
+    assert tied["prefill_weights"] == untied["prefill_weights"] == tied["parameters"] - embedding
+    assert tied["decode_weights"] == tied["parameters"]  # the tied embedding is the output projection
+    assert untied["decode_weights"] == untied["parameters"] - embedding  # input rows are looked up, not read
+    assert tied["bytes_per_weight"] == 4
+
+
+def test_the_decode_bound_is_the_slower_of_arithmetic_and_memory():
+    sizes = {"prefill_weights": 10**8, "decode_weights": 10**8, "bytes_per_weight": 4}
+    limits = {"matmul_gflops": 100.0, "copy_gb_per_s": 20.0}
+    phases = {"batch": 16, "prefill_tokens_per_s": 250.0, "decode_ms_per_step": 64.0}
+    bounds = _bounds(phases, sizes, limits)
+    assert bounds["prefill_bound_tokens_per_s"] == pytest.approx(500.0)
+    assert bounds["prefill_share_of_bound"] == pytest.approx(0.5)
+    assert bounds["decode_bound_ms_per_step"] == pytest.approx(32.0)  # 3.2 GFLOP at 100 GFLOP/s > 0.4 GB at 20 GB/s
+    assert bounds["decode_share_of_bound"] == pytest.approx(0.5)
+    assert _bounds({**phases, "batch": 1}, sizes, limits)["decode_bound_ms_per_step"] == pytest.approx(20.0)
+
+
+def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
+    result = CliRunner().invoke(app, ["bench", "rollout", "--quick", "--engines", "transformers", "--turns", "2",
+                                      "--max-new-tokens", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    engine = report["engines"]["transformers"]
+    assert engine["generate_calls"] == 2 and engine["generated_tokens"] > 0
+    assert engine["loop"]["seconds"] > 0 and engine["raw_generation"]["seconds"] > 0
+    phases = engine["phases"]
+    assert phases["batch"] == 8 and phases["prompt_tokens"] > 8
+    assert 0 < phases["prefill_share_of_bound"] < 2 and 0 < phases["decode_share_of_bound"] < 2
+    assert report["machine_limits"]["matmul_gflops"] > 0 and "targets" not in report  # one engine: no comparison
