@@ -200,10 +200,11 @@ def _phases(policy: Any, batch: int, max_new_tokens: int, repeats: int) -> dict[
         return min(times), prompt_tokens, longest
 
     prefill_s, prompt_tokens, _ = fastest(1)
-    full_s, _, longest = fastest(max_new_tokens)
+    prefill_rate = prompt_tokens / prefill_s
+    full_s, full_prompt_tokens, longest = fastest(max_new_tokens)  # other prompts: their own token count
     steps = max(1, longest - 1)  # the batch decodes until its longest completion is done
-    return {"batch": batch, "prompt_tokens": prompt_tokens, "prefill_tokens_per_s": prompt_tokens / prefill_s,
-            "decode_ms_per_step": 1000 * max(0.0, full_s - prefill_s) / steps}
+    return {"batch": batch, "prompt_tokens": prompt_tokens, "prefill_tokens_per_s": prefill_rate,
+            "decode_ms_per_step": 1000 * max(0.0, full_s - full_prompt_tokens / prefill_rate) / steps}
 
 
 def _measure(policy: Any, envs: int, turns: int, params: Any, repeats: int) -> dict[str, Any]:
