@@ -14,7 +14,10 @@ run, so no cache helps): prefill (tokens/s of generating one token) and decode (
 to them, what this machine can do at best, measured in the same run: a large float32 matmul's GFLOP/s and a
 large copy's GB/s. Prefill does ~2 FLOPs per non-embedding weight per token, and a decode step reads every
 weight once and does ~2 FLOPs per weight per sequence; from these, the best any engine could do here
-(``prefill_bound_tokens_per_s``, ``decode_bound_ms_per_step``) and each engine's share of it.
+(``prefill_bound_tokens_per_s``, ``decode_bound_ms_per_step``) and each engine's share of it. Applied to the
+least work the loop's episodes need (decode steps, and prompt tokens no earlier sequence already covers), they
+give ``loop_bound_seconds``, and so ``any_engine_vs_transformers_max``: the largest speedup over the transformers
+engine that any engine could reach on this machine and workload.
 """
 
 from __future__ import annotations
@@ -33,18 +36,44 @@ VLLM_SPEEDUP_MIN = 5.0
 
 
 class _Recorder:
-    """Passes calls to the policy and keeps each batch, to replay it as raw generation."""
+    """Passes calls to the policy and keeps each batch, to replay it as raw generation, and what it generated."""
 
     def __init__(self, policy: Any):
-        self.policy, self.batches = policy, []
+        self.policy, self.batches, self.completions = policy, [], []
         self.name, self.tokenizer, self.eos_ids = policy.name, policy.tokenizer, policy.eos_ids
 
     def generate(self, prompts, params):
         self.batches.append(([list(p) for p in prompts], params))
-        return self.policy.generate(prompts, params)
+        outputs = self.policy.generate(prompts, params)
+        self.completions.append([list(o.token_ids) for o in outputs])
+        return outputs
+
+    def work(self) -> dict[str, int]:
+        """The least work any engine must do for these batches: one decode step per token of each batch's
+        longest completion, and a prefill of each prompt's tokens past its longest prefix already seen (an
+        earlier prompt with its completion, or an earlier prompt of the same batch)."""
+        seen: list[list[int]] = []
+        new_tokens = 0
+        for (prompts, _), completions in zip(self.batches, self.completions):
+            batch_seen = []
+            for prompt in prompts:
+                new_tokens += len(prompt) - max((_common_prefix(prompt, s) for s in seen + batch_seen), default=0)
+                batch_seen.append(prompt)
+            seen += [prompt + completion for prompt, completion in zip(prompts, completions)]
+        steps = sum(max(map(len, completions), default=0) for completions in self.completions)
+        return {"decode_steps": steps, "new_prompt_tokens": new_tokens}
 
     def turn_text(self, token_ids):
         return self.policy.turn_text(token_ids)
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def tiny_bench_policy(layers: int = 4, hidden: int = 128) -> Any:
@@ -114,7 +143,14 @@ def bench_rollout(
     limits = _machine_limits()
     for result in results.values():
         if sizes is not None:  # the same weights in both engines
-            result["phases"].update(_bounds(result["phases"], sizes, limits))
+            phases = result["phases"]
+            phases.update(_bounds(phases, sizes, limits))
+            # The loop's own work at those bounds: how fast any engine could play these episodes here.
+            result["loop_bound_seconds"] = (result["work"]["decode_steps"] * phases["decode_bound_ms_per_step"] / 1000
+                                            + result["work"]["new_prompt_tokens"] / phases["prefill_bound_tokens_per_s"])
+    if sizes is not None and "transformers" in results:
+        best = min(result["loop_bound_seconds"] for result in results.values())
+        limits["any_engine_vs_transformers_max"] = results["transformers"]["loop"]["seconds"] / best
     comparison: dict[str, Any] = {}
     if len(results) == 2:
         speedup = results["vllm"]["loop"]["tokens_per_s"] / results["transformers"]["loop"]["tokens_per_s"]
@@ -233,7 +269,7 @@ def _measure(policy: Any, envs: int, turns: int, params: Any, repeats: int) -> d
     loop, raw = loop_times[best], min(raw_times)
     tokens = result.stats["generated_tokens"]
     return {
-        "generate_calls": len(recorder.batches), "generated_tokens": tokens,
+        "generate_calls": len(recorder.batches), "generated_tokens": tokens, "work": recorder.work(),
         "loop": {"seconds": round(loop, 4), "episodes_per_s": envs / loop, "tokens_per_s": tokens / loop},
         "raw_generation": {"seconds": round(raw, 4), "tokens_per_s": tokens / raw},
         "loop_overhead": (loop - raw) / raw,

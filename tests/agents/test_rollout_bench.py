@@ -11,7 +11,8 @@ from envgym.cli import app
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from envgym.agents.bench import _bounds, _weight_sizes  # noqa: E402
+from envgym.agents.bench import _bounds, _Recorder, _weight_sizes  # noqa: E402
+from envgym.agents.policy import Generation, SamplingParams  # noqa: E402
 
 
 def _llama(tied: bool):
@@ -42,6 +43,25 @@ def test_the_decode_bound_is_the_slower_of_arithmetic_and_memory():
     assert _bounds({**phases, "batch": 1}, sizes, limits)["decode_bound_ms_per_step"] == pytest.approx(20.0)
 
 
+class _Scripted:
+    """Answers every prompt with the next scripted completion."""
+
+    name, tokenizer, eos_ids = "scripted", None, [0]
+
+    def __init__(self, completions):
+        self.completions = iter(completions)
+
+    def generate(self, prompts, params):
+        return [Generation("", ids, [0.0] * len(ids), "stop") for ids in next(self.completions)]
+
+
+def test_the_least_work_counts_decode_steps_and_only_prompt_tokens_no_earlier_sequence_covers():
+    recorder = _Recorder(_Scripted([[[7, 8], [7]], [[9]]]))
+    recorder.generate([[1, 2, 3], [1, 2, 4]], SamplingParams())  # the second shares [1, 2] with the first
+    recorder.generate([[1, 2, 3, 7, 8, 5, 6]], SamplingParams())  # extends the first prompt and its completion
+    assert recorder.work() == {"decode_steps": 2 + 1, "new_prompt_tokens": 3 + 1 + 2}
+
+
 def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
     result = CliRunner().invoke(app, ["bench", "rollout", "--quick", "--engines", "transformers", "--turns", "2",
                                       "--max-new-tokens", "8", "--json"])
@@ -53,4 +73,8 @@ def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
     phases = engine["phases"]
     assert phases["batch"] == 8 and phases["prompt_tokens"] > 8
     assert 0 < phases["prefill_share_of_bound"] < 2 and 0 < phases["decode_share_of_bound"] < 2
-    assert report["machine_limits"]["matmul_gflops"] > 0 and "targets" not in report  # one engine: no comparison
+    assert engine["work"]["decode_steps"] >= 2 and 0 < engine["work"]["new_prompt_tokens"] < phases["prompt_tokens"] * 2
+    assert 0 < engine["loop_bound_seconds"] < engine["loop"]["seconds"]
+    limits = report["machine_limits"]
+    assert limits["matmul_gflops"] > 0 and limits["any_engine_vs_transformers_max"] > 1
+    assert "targets" not in report  # one engine: no comparison
