@@ -150,17 +150,18 @@ def bench_rollout(
             # The loop's own work at those bounds: how fast any engine could play these episodes here.
             result["loop_bound_seconds"] = (result["work"]["decode_steps"] * phases["decode_bound_ms_per_step"] / 1000
                                             + result["work"]["new_prompt_tokens"] / phases["prefill_bound_tokens_per_s"])
+    comparison: dict[str, Any] = {}
     if sizes is not None and "transformers" in results:
         best = min(result["loop_bound_seconds"] for result in results.values())
-        limits["any_engine_vs_transformers_max"] = results["transformers"]["loop"]["seconds"] / best
-    comparison: dict[str, Any] = {}
+        comparison["any_engine_vs_transformers_max"] = results["transformers"]["loop"]["seconds"] / best
     if len(results) == 2:
         speedup = results["vllm"]["loop"]["tokens_per_s"] / results["transformers"]["loop"]["tokens_per_s"]
         loop_vs_raw = results["vllm"]["loop"]["tokens_per_s"] / results["vllm"]["raw_generation"]["tokens_per_s"]
-        comparison = {"vllm_vs_transformers_loop_tokens_per_s": speedup, "vllm_loop_vs_raw_tokens_per_s": loop_vs_raw,
-                      "targets": {"vllm_loop_vs_raw_min": LOOP_VS_RAW_MIN, "vllm_loop_vs_raw_met": loop_vs_raw >= LOOP_VS_RAW_MIN,
-                                  "vllm_vs_transformers_min": VLLM_SPEEDUP_MIN,
-                                  "vllm_vs_transformers_met": speedup >= VLLM_SPEEDUP_MIN}}
+        comparison |= {"vllm_vs_transformers_loop_tokens_per_s": speedup, "vllm_loop_vs_raw_tokens_per_s": loop_vs_raw,
+                       "targets": {"vllm_loop_vs_raw_min": LOOP_VS_RAW_MIN,
+                                   "vllm_loop_vs_raw_met": loop_vs_raw >= LOOP_VS_RAW_MIN,
+                                   "vllm_vs_transformers_min": VLLM_SPEEDUP_MIN,
+                                   "vllm_vs_transformers_met": speedup >= VLLM_SPEEDUP_MIN}}
     emit({
         "bench": "rollout", "model": name, "envs": envs, "turns": turns, "max_new_tokens": max_new_tokens,
         **results[chosen[0]],  # the first engine's figures at the top level, as before
@@ -214,17 +215,25 @@ def _machine_limits() -> dict[str, float]:
 def _phases(policy: Any, batch: int, max_new_tokens: int, repeats: int) -> dict[str, Any]:
     """Prefill tokens/s and decode ms/step of ``batch`` distinct chat prompts (fresh text every run: neither
     engine can reuse a cached prefix); greedy, the fastest of ``repeats`` runs after one warm-up."""
+    from jinja2.exceptions import TemplateError
+
     from envgym.agents.policy import SamplingParams
 
+    def render(run: int, i: int) -> str:
+        # The text that differs comes first, in a system message: a chat template's default one would be a
+        # prefix every prompt shares, which vLLM's prefix cache would skip after the first run. Templates
+        # that refuse system messages get it at the start of the user's.
+        marker = f"Run {run}, prompt {i}. You play a guessing game."
+        ask = f"Guess an integer below {10_000 + 7919 * i + run}, then say why {run * 31 + i} is a good first guess."
+        try:
+            messages = [{"role": "system", "content": marker}, {"role": "user", "content": ask}]
+            return policy.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        except TemplateError:
+            messages = [{"role": "user", "content": f"{marker} {ask}"}]
+            return policy.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
     def prompts(run: int) -> list[list[int]]:
-        # The text that differs comes first (a system message: a chat template's default one would be a
-        # prefix every prompt shares, which vLLM's prefix cache would skip after the first run).
-        texts = [policy.tokenizer.apply_chat_template(
-            [{"role": "system", "content": f"Run {run}, prompt {i}. You play a guessing game."},
-             {"role": "user", "content": f"Guess an integer below {10_000 + 7919 * i + run}, then say why "
-                                         f"{run * 31 + i} is a good first guess."}],
-            add_generation_prompt=True, tokenize=False) for i in range(batch)]
-        return [policy.tokenizer.encode(text, add_special_tokens=False) for text in texts]
+        return [policy.tokenizer.encode(render(run, i), add_special_tokens=False) for i in range(batch)]
 
     def fastest(new_tokens: int) -> tuple[float, int, int]:
         times, prompt_tokens, longest = [], 0, 0

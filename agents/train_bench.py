@@ -69,8 +69,10 @@ def bench_train(
     engines = [engine] if engine != "all" else [e for e in ENGINES if e != "vllm" or has_vllm]
     result: dict[str, Any] = {"benchmark": "train", "machine": machine(), "steps": steps, "group_size": GROUP_SIZE,
                               "max_new_tokens": MAX_NEW_TOKENS, "tasks_per_step": TASKS_PER_STEP, "pairings": {}}
-    if "vllm" not in engines:
-        result["pairings"]["vllm"] = {"skipped": "vLLM is not installed here" if not has_vllm else "not asked for"}
+    for name in ENGINES:
+        if name not in engines:
+            reason = "vLLM is not installed here" if name == "vllm" and not has_vllm else "not asked for"
+            result["pairings"][name] = {"skipped": reason}
     with tempfile.TemporaryDirectory(prefix="envgym-bench-train-") as folder:
         model_path = build_bench_model(Path(folder) / "model")
         for name in engines:

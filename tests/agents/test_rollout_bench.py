@@ -62,6 +62,32 @@ def test_the_least_work_counts_decode_steps_and_only_prompt_tokens_no_earlier_se
     assert recorder.work() == {"decode_steps": 2 + 1, "new_prompt_tokens": 3 + 1 + 2}
 
 
+def test_phases_time_fresh_prompts_even_where_the_chat_template_refuses_system_messages():
+    from helpers.tiny_models import tiny_model_path
+
+    from envgym.agents.bench import _phases
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_model_path())
+    tokenizer.chat_template = ("{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system') }}"
+                               "{% endif %}<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>")
+    sent = []
+
+    class Echo:
+        name, eos_ids = "echo", [0]
+
+        def __init__(self):
+            self.tokenizer = tokenizer
+
+        def generate(self, prompts, params):
+            sent.extend(prompts)
+            return [Generation("", [5] * params.max_new_tokens, [0.0] * params.max_new_tokens, "length")] * len(prompts)
+
+    phases = _phases(Echo(), batch=3, max_new_tokens=4, repeats=2)
+    assert phases["batch"] == 3 and phases["prefill_tokens_per_s"] > 0 and phases["decode_ms_per_step"] >= 0
+    assert len(sent) == 2 * 3 * 3 and len({tuple(p) for p in sent}) == len(sent)  # no prompt is ever sent twice
+    assert tokenizer.decode(sent[0]).startswith("<user>Run")  # the marker moved into the user's message
+
+
 def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
     result = CliRunner().invoke(app, ["bench", "rollout", "--quick", "--engines", "transformers", "--turns", "2",
                                       "--max-new-tokens", "8", "--json"])
@@ -75,6 +101,5 @@ def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
     assert 0 < phases["prefill_share_of_bound"] < 2 and 0 < phases["decode_share_of_bound"] < 2
     assert engine["work"]["decode_steps"] >= 2 and 0 < engine["work"]["new_prompt_tokens"] < phases["prompt_tokens"] * 2
     assert 0 < engine["loop_bound_seconds"] < engine["loop"]["seconds"]
-    limits = report["machine_limits"]
-    assert limits["matmul_gflops"] > 0 and limits["any_engine_vs_transformers_max"] > 1
+    assert report["machine_limits"]["matmul_gflops"] > 0 and report["any_engine_vs_transformers_max"] > 1
     assert "targets" not in report  # one engine: no comparison
