@@ -18,11 +18,20 @@ weight once and does ~2 FLOPs per weight per sequence; from these, the best any 
 least work the loop's episodes need (decode steps, and prompt tokens no earlier sequence already covers), they
 give ``loop_bound_seconds``, and so ``any_engine_vs_transformers_max``: the largest speedup over the transformers
 engine that any engine could reach on this machine and workload.
+
+That bound grants every decode matmul the large matmul's rate, which a decode step's thin products (one row per
+sequence) do not reach. So the bench also times those products themselves, with every float32 kernel at hand
+(PyTorch's; oneDNN's, which vLLM's CPU backend uses, where vLLM is installed): ``decode_matmul_ms_by_rows``,
+the least time a decode step of 1, 2, ... ``envs`` sequences spends in them. With the loop's decode steps at
+that cost (and nothing else: no attention, no sampling, no scheduling), ``loop_matmul_seconds`` and
+``any_engine_vs_transformers_max_with_these_kernels``.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from collections import Counter
 from typing import Any
 
 import typer
@@ -48,20 +57,24 @@ class _Recorder:
         self.completions.append([list(o.token_ids) for o in outputs])
         return outputs
 
-    def work(self) -> dict[str, int]:
-        """The least work any engine must do for these batches: one decode step per token of each batch's
-        longest completion, and a prefill of each prompt's tokens past its longest prefix already seen (an
-        earlier prompt with its completion, or an earlier prompt of the same batch)."""
+    def work(self) -> dict[str, Any]:
+        """The least work any engine must do for these batches: a prefill of each prompt's tokens past its
+        longest prefix already seen (an earlier prompt with its completion, or an earlier prompt of the same
+        batch), which also yields each completion's first token; then one decode step per further token of the
+        batch's longest completion, each over the sequences still generating (``decode_rows``: how many steps
+        had how many rows)."""
         seen: list[list[int]] = []
-        new_tokens = 0
+        new_tokens, rows = 0, Counter()
         for (prompts, _), completions in zip(self.batches, self.completions):
             batch_seen = []
             for prompt in prompts:
                 new_tokens += len(prompt) - max((_common_prefix(prompt, s) for s in seen + batch_seen), default=0)
                 batch_seen.append(prompt)
             seen += [prompt + completion for prompt, completion in zip(prompts, completions)]
-        steps = sum(max(map(len, completions), default=0) for completions in self.completions)
-        return {"decode_steps": steps, "new_prompt_tokens": new_tokens}
+            lengths = [len(completion) for completion in completions]
+            rows.update(sum(length > step for length in lengths) for step in range(1, max(lengths, default=0)))
+        return {"decode_steps": rows.total(), "new_prompt_tokens": new_tokens,
+                "decode_rows": dict(sorted(rows.items()))}
 
     def turn_text(self, token_ids):
         return self.policy.turn_text(token_ids)
@@ -129,7 +142,7 @@ def bench_rollout(
             model_path, name = folder, policy.name
         else:
             model_path, name = model, model
-        sizes = None
+        sizes = products = matmul_ms = None
         for engine in chosen:
             if engine == "vllm":
                 from envgym.agents.vllm_policy import VLLMPolicy
@@ -137,23 +150,32 @@ def bench_rollout(
                 policy = VLLMPolicy(model_path, name=name)
             else:
                 policy = TransformersPolicy(model_path, device="cpu", name=name)
-                sizes = _weight_sizes(policy.model)
+                sizes, products = _weight_sizes(policy.model), _decode_products(policy.model)
+                matmul_ms = {rows: _decode_matmul_ms(products, rows) for rows in range(1, envs + 1)}
             results[engine] = {**_measure(policy, envs, turns, params, repeats),
                                "phases": _phases(policy, envs, max_new_tokens, repeats)}
             del policy
     # Measured before and after the engines ran, the better of the two: a shared machine's speed drifts.
     limits = {key: max(value, before[key]) for key, value in _machine_limits().items()}
+    if products:  # (the same, in ms per decode step of each number of rows)
+        matmul_ms = {rows: min(ms, _decode_matmul_ms(products, rows)) for rows, ms in matmul_ms.items()}
     for result in results.values():
         if sizes is not None:  # the same weights in both engines
             phases = result["phases"]
             phases.update(_bounds(phases, sizes, limits))
             # The loop's own work at those bounds: how fast any engine could play these episodes here.
-            result["loop_bound_seconds"] = (result["work"]["decode_steps"] * phases["decode_bound_ms_per_step"] / 1000
-                                            + result["work"]["new_prompt_tokens"] / phases["prefill_bound_tokens_per_s"])
+            decode_rows = result["work"]["decode_rows"].items()
+            prefill_s = result["work"]["new_prompt_tokens"] / phases["prefill_bound_tokens_per_s"]
+            result["loop_bound_seconds"] = prefill_s + sum(
+                count * _decode_bound_s(rows, sizes, limits) for rows, count in decode_rows)
+            result["loop_matmul_seconds"] = prefill_s + sum(count * matmul_ms[rows] for rows, count in decode_rows) / 1000
     comparison: dict[str, Any] = {}
     if sizes is not None and "transformers" in results:
-        best = min(result["loop_bound_seconds"] for result in results.values())
-        comparison["any_engine_vs_transformers_max"] = results["transformers"]["loop"]["seconds"] / best
+        transformers_s = results["transformers"]["loop"]["seconds"]
+        comparison["any_engine_vs_transformers_max"] = transformers_s / min(
+            result["loop_bound_seconds"] for result in results.values())
+        comparison["any_engine_vs_transformers_max_with_these_kernels"] = transformers_s / min(
+            result["loop_matmul_seconds"] for result in results.values())
     if len(results) == 2:
         speedup = results["vllm"]["loop"]["tokens_per_s"] / results["transformers"]["loop"]["tokens_per_s"]
         loop_vs_raw = results["vllm"]["loop"]["tokens_per_s"] / results["vllm"]["raw_generation"]["tokens_per_s"]
@@ -165,7 +187,8 @@ def bench_rollout(
     emit({
         "bench": "rollout", "model": name, "envs": envs, "turns": turns, "max_new_tokens": max_new_tokens,
         **results[chosen[0]],  # the first engine's figures at the top level, as before
-        "engines": results, **comparison, "weights": sizes, "machine_limits": limits, "machine": machine(),
+        "engines": results, **comparison, "weights": sizes, "machine_limits": limits,
+        "decode_matmul_ms_by_rows": matmul_ms, "machine": machine(),
     }, as_json)
 
 
@@ -181,15 +204,70 @@ def _weight_sizes(model: Any) -> dict[str, int]:
             "decode_weights": total - (inputs.numel() if untied else 0), "bytes_per_weight": inputs.element_size()}
 
 
+def _decode_matmul_ms(products: Counter, rows: int, repeats: int = 10) -> float:
+    """The least time (ms) a decode step of ``rows`` sequences spends in a model's matrix products here:
+    each product (:func:`_decode_products`) timed with every float32 kernel at hand, the fastest of
+    ``repeats`` runs of the fastest kernel counting."""
+    import torch
+
+    total = 0.0
+    for (outputs, inputs), count in products.items():
+        x, weight = torch.randn(rows, inputs), torch.randn(outputs, inputs)
+        fastest = []
+        for kernel in _matmul_kernels(weight):
+            kernel(x)  # warm-up (and oneDNN's first-call setup)
+            for _ in range(repeats):
+                start = time.perf_counter()
+                kernel(x)
+                fastest.append(time.perf_counter() - start)
+        total += count * min(fastest)
+    return 1000 * total
+
+
+def _decode_products(model: Any) -> Counter:
+    """The weight shapes (out, in) a decode step multiplies by, with how many of each: the linear layers, those
+    of one block that read the same input as one product (as vLLM fuses q/k/v and gate/up; fusing more than an
+    engine could only shortens the time, so a bound from them stays a bound)."""
+    import torch
+
+    widths: Counter = Counter()  # (block, input width) -> output width of the fused product
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear):
+            block = re.match(r"(.*?\.\d+)\.", name)  # "model.layers.3.mlp.up_proj" -> "model.layers.3"
+            widths[block.group(1) if block else name, module.in_features] += module.out_features
+    return Counter((outputs, inputs) for (_, inputs), outputs in widths.items())
+
+
+def _matmul_kernels(weight: Any) -> list[Any]:
+    """``x -> x @ weight.T`` with each float32 kernel at hand: PyTorch's, and oneDNN's as vLLM's CPU backend
+    calls it (a weight prepared once) where vLLM is installed."""
+    import torch
+
+    kernels = [lambda x: torch.nn.functional.linear(x, weight)]
+    try:
+        from vllm import _custom_ops as ops
+    except ImportError:
+        return kernels
+    if getattr(ops, "_supports_onednn", False):
+        handler = ops.create_onednn_mm(weight.t(), 32)
+        kernels.append(lambda x: ops.onednn_mm(handler, x, None))
+    return kernels
+
+
 def _bounds(phases: dict[str, Any], sizes: dict[str, int], limits: dict[str, float]) -> dict[str, float]:
     """The fastest prefill and decode this machine allows for these weights, and the engine's share of each."""
     prefill_bound = limits["matmul_gflops"] * 1e9 / (2 * sizes["prefill_weights"])
-    decode_bound_s = max(phases["batch"] * 2 * sizes["decode_weights"] / (limits["matmul_gflops"] * 1e9),
-                         sizes["decode_weights"] * sizes["bytes_per_weight"] / (limits["copy_gb_per_s"] * 1e9))
+    decode_bound_s = _decode_bound_s(phases["batch"], sizes, limits)
     return {"prefill_bound_tokens_per_s": prefill_bound,
             "prefill_share_of_bound": phases["prefill_tokens_per_s"] / prefill_bound,
             "decode_bound_ms_per_step": 1000 * decode_bound_s,
             "decode_share_of_bound": 1000 * decode_bound_s / phases["decode_ms_per_step"]}
+
+
+def _decode_bound_s(rows: int, sizes: dict[str, int], limits: dict[str, float]) -> float:
+    """The fastest decode step of ``rows`` sequences here: every weight read once, and multiplied by each row."""
+    return max(rows * 2 * sizes["decode_weights"] / (limits["matmul_gflops"] * 1e9),
+               sizes["decode_weights"] * sizes["bytes_per_weight"] / (limits["copy_gb_per_s"] * 1e9))
 
 
 def _machine_limits() -> dict[str, float]:

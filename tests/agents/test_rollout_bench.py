@@ -11,12 +11,12 @@ from envgym.cli import app
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from envgym.agents.bench import _bounds, _Recorder, _weight_sizes  # noqa: E402
+from envgym.agents.bench import _bounds, _decode_matmul_ms, _decode_products, _Recorder, _weight_sizes  # noqa: E402
 from envgym.agents.policy import Generation, SamplingParams  # noqa: E402
 
 
-def _llama(tied: bool):
-    config = transformers.LlamaConfig(vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+def _llama(tied: bool, layers: int = 1):
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
                                       num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=tied)
     return transformers.LlamaForCausalLM(config)
 
@@ -29,6 +29,25 @@ def test_weight_sizes_leave_out_what_prefill_and_decode_do_not_multiply():
     assert tied["decode_weights"] == tied["parameters"]  # the tied embedding is the output projection
     assert untied["decode_weights"] == untied["parameters"] - embedding  # input rows are looked up, not read
     assert tied["bytes_per_weight"] == 4
+
+
+def test_decode_products_fuse_the_layers_of_a_block_that_read_the_same_input():
+    # Per block: q (16) + k (8) + v (8) + o (16) + gate (32) + up (32) read 16 wide; down reads 32; then lm_head.
+    products = _decode_products(_llama(True, layers=3))
+    assert products == {(112, 16): 3, (16, 32): 3, (100, 16): 1}
+    assert 0 < _decode_matmul_ms(products, rows=4, repeats=2) < 1000
+
+
+@pytest.mark.vllm
+def test_with_vllm_the_decode_products_are_also_timed_with_onednn_and_every_kernel_computes_the_same():
+    pytest.importorskip("vllm")
+    from envgym.agents.bench import _matmul_kernels
+
+    x, weight = torch.randn(16, 576), torch.randn(4608, 576)
+    kernels = _matmul_kernels(weight)
+    assert len(kernels) == 2  # PyTorch's and vLLM's oneDNN
+    for kernel in kernels:
+        torch.testing.assert_close(kernel(x), x @ weight.T, rtol=1e-4, atol=1e-3)
 
 
 def test_the_decode_bound_is_the_slower_of_arithmetic_and_memory():
@@ -56,10 +75,11 @@ class _Scripted:
 
 
 def test_the_least_work_counts_decode_steps_and_only_prompt_tokens_no_earlier_sequence_covers():
-    recorder = _Recorder(_Scripted([[[7, 8], [7]], [[9]]]))
-    recorder.generate([[1, 2, 3], [1, 2, 4]], SamplingParams())  # the second shares [1, 2] with the first
-    recorder.generate([[1, 2, 3, 7, 8, 5, 6]], SamplingParams())  # extends the first prompt and its completion
-    assert recorder.work() == {"decode_steps": 2 + 1, "new_prompt_tokens": 3 + 1 + 2}
+    recorder = _Recorder(_Scripted([[[7, 8, 9], [7, 8], [7]], [[9]]]))
+    recorder.generate([[1, 2, 3], [1, 2, 4], [1, 2, 5]], SamplingParams())  # [1, 2] is shared
+    recorder.generate([[1, 2, 3, 7, 8, 9, 5, 6]], SamplingParams())  # extends the first prompt and its completion
+    # Prefill yields each first token; the steps after it run over the sequences still generating.
+    assert recorder.work() == {"decode_steps": 2, "new_prompt_tokens": 3 + 1 + 1 + 2, "decode_rows": {2: 1, 1: 1}}
 
 
 def test_phases_time_fresh_prompts_even_where_the_chat_template_refuses_system_messages():
@@ -102,4 +122,9 @@ def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
     assert engine["work"]["decode_steps"] >= 2 and 0 < engine["work"]["new_prompt_tokens"] < phases["prompt_tokens"] * 2
     assert 0 < engine["loop_bound_seconds"] < engine["loop"]["seconds"]
     assert report["machine_limits"]["matmul_gflops"] > 0 and report["any_engine_vs_transformers_max"] > 1
+    matmul_ms = report["decode_matmul_ms_by_rows"]
+    assert sorted(map(int, matmul_ms)) == list(range(1, 9)) and all(ms > 0 for ms in matmul_ms.values())
+    assert sum(engine["work"]["decode_rows"].values()) == engine["work"]["decode_steps"]
+    assert 0 < engine["loop_matmul_seconds"] < engine["loop"]["seconds"]
+    assert report["any_engine_vs_transformers_max_with_these_kernels"] > 1
     assert "targets" not in report  # one engine: no comparison
