@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import typer
@@ -151,14 +152,15 @@ def bench_rollout(
             else:
                 policy = TransformersPolicy(model_path, device="cpu", name=name)
                 sizes, products = _weight_sizes(policy.model), _decode_products(policy.model)
-                matmul_ms = {rows: _decode_matmul_ms(products, rows) for rows in range(1, envs + 1)}
+                matmul_ms = _decode_matmul_ms(products, range(1, envs + 1))
             results[engine] = {**_measure(policy, envs, turns, params, repeats),
                                "phases": _phases(policy, envs, max_new_tokens, repeats)}
             del policy
     # Measured before and after the engines ran, the better of the two: a shared machine's speed drifts.
     limits = {key: max(value, before[key]) for key, value in _machine_limits().items()}
     if products:  # (the same, in ms per decode step of each number of rows)
-        matmul_ms = {rows: min(ms, _decode_matmul_ms(products, rows)) for rows, ms in matmul_ms.items()}
+        after = _decode_matmul_ms(products, matmul_ms)
+        matmul_ms = {rows: min(ms, after[rows]) for rows, ms in matmul_ms.items()}
     for result in results.values():
         if sizes is not None:  # the same weights in both engines
             phases = result["phases"]
@@ -204,24 +206,26 @@ def _weight_sizes(model: Any) -> dict[str, int]:
             "decode_weights": total - (inputs.numel() if untied else 0), "bytes_per_weight": inputs.element_size()}
 
 
-def _decode_matmul_ms(products: Counter, rows: int, repeats: int = 10) -> float:
-    """The least time (ms) a decode step of ``rows`` sequences spends in a model's matrix products here:
-    each product (:func:`_decode_products`) timed with every float32 kernel at hand, the fastest of
-    ``repeats`` runs of the fastest kernel counting."""
+def _decode_matmul_ms(products: Counter, rows: Iterable[int], repeats: int = 10) -> dict[int, float]:
+    """The least time (ms) a decode step of each number of ``rows`` sequences spends in a model's matrix
+    products here: each product (:func:`_decode_products`) timed with every float32 kernel at hand (each
+    kernel's weight prepared once for all row counts), the fastest of ``repeats`` runs of the fastest kernel
+    counting."""
     import torch
 
-    total = 0.0
+    totals = dict.fromkeys(rows, 0.0)
     for (outputs, inputs), count in products.items():
-        x, weight = torch.randn(rows, inputs), torch.randn(outputs, inputs)
-        fastest = []
-        for kernel in _matmul_kernels(weight):
-            kernel(x)  # warm-up (and oneDNN's first-call setup)
-            for _ in range(repeats):
-                start = time.perf_counter()
-                kernel(x)
-                fastest.append(time.perf_counter() - start)
-        total += count * min(fastest)
-    return 1000 * total
+        kernels = _matmul_kernels(torch.randn(outputs, inputs))
+        for n in totals:
+            x, fastest = torch.randn(n, inputs), []
+            for kernel in kernels:
+                kernel(x)  # warm-up (and oneDNN's first-call setup)
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    kernel(x)
+                    fastest.append(time.perf_counter() - start)
+            totals[n] += count * min(fastest)
+    return {n: 1000 * total for n, total in totals.items()}
 
 
 def _decode_products(model: Any) -> Counter:

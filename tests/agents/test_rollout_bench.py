@@ -35,7 +35,7 @@ def test_decode_products_fuse_the_layers_of_a_block_that_read_the_same_input():
     # Per block: q (16) + k (8) + v (8) + o (16) + gate (32) + up (32) read 16 wide; down reads 32; then lm_head.
     products = _decode_products(_llama(True, layers=3))
     assert products == {(112, 16): 3, (16, 32): 3, (100, 16): 1}
-    assert 0 < _decode_matmul_ms(products, rows=4, repeats=2) < 1000
+    assert 0 < _decode_matmul_ms(products, [4], repeats=2)[4] < 1000
 
 
 @pytest.mark.vllm

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from envgym.cli import app
 
+
 def test_an_unknown_engine_is_refused_with_the_choices():
     result = CliRunner().invoke(app, ["bench", "train", "--engine", "sglang"])
     assert result.exit_code == 2
