@@ -308,6 +308,15 @@ class Env(AsyncAPI, gymnasium.Env[list[Message], Action]):
             return self.tasks.get(index)
         return self.tasks.sample(self.np_random)
 
+    def reference_action(self) -> Action | None:
+        """An honest, correct action for the current state of this episode, or ``None`` where the env knows none.
+
+        Env authors implement it where they can (a single-turn env returns the gold answer in its required format;
+        a game returns the next move of a solver). ``envgym audit`` plays it to prove that no honest answer is
+        refused. It reads hidden task data, so it is for audits and tests only, never for a policy.
+        """
+        return None
+
     # --- implemented by subclasses -------------------------------------------------------------
     def _reset(self, task: Task | None, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         """Set up the episode for ``task``; return the first messages and the info dict."""
@@ -330,6 +339,10 @@ class Wrapper(AsyncAPI, gymnasium.Wrapper[list[Message], Action, list[Message], 
     @property
     def task(self) -> Task | None:
         return self.env.task
+
+    def reference_action(self) -> Action | None:
+        """The wrapped env's reference action; a wrapper that changes the action format translates it."""
+        return self.env.reference_action()
 
 
 class ObservationWrapper(Wrapper):
