@@ -3,6 +3,8 @@
 For the G responses to one task, extract each final answer, cluster the answers by equivalence, and take the
 largest cluster's answer as the pseudo-label; each response is rewarded 1 if its answer is in that cluster,
 else 0 (responses without an answer get 0 and never vote). Ties go to the answer seen first.
+:func:`self_consistency` is the graded variant (the share of the group agreeing with each answer), and
+:func:`cluster_answers` the clustering both use, which ``maj@k`` in eval shares.
 """
 
 from __future__ import annotations
@@ -39,8 +41,24 @@ def majority_vote(
 
         extract = extract or extract_answer
         same = same or equivalent
-    answers = [extract(r) for r in responses]
-    clusters: list[list[int]] = []  # indices of responses, clustered by answer equivalence
+    return vote_on_answers([extract(r) for r in responses], same)
+
+
+def vote_on_answers(answers: Sequence[str | None], same: Callable[[str, str], bool]) -> Vote:
+    """:func:`majority_vote` over answers already extracted (None: the response had none)."""
+    clusters = cluster_answers(answers, same)
+    if not clusters:
+        return Vote(None, [0.0] * len(answers), list(answers), 0.0)
+    winner = max(clusters, key=len)  # max keeps the first of equal-sized clusters
+    members = set(winner)
+    rewards = [1.0 if i in members else 0.0 for i in range(len(answers))]
+    return Vote(answers[winner[0]], rewards, list(answers), len(winner) / len(answers))
+
+
+def cluster_answers(answers: Sequence[str | None], same: Callable[[str, str], bool]) -> list[list[int]]:
+    """Indices of ``answers`` grouped by equivalence, clusters in order of first appearance; an answer joins the
+    first cluster whose first answer it is ``same`` as. None (no answer) joins no cluster."""
+    clusters: list[list[int]] = []
     for index, answer in enumerate(answers):
         if answer is None:
             continue
@@ -50,9 +68,14 @@ def majority_vote(
                 break
         else:
             clusters.append([index])
-    if not clusters:
-        return Vote(None, [0.0] * len(responses), answers, 0.0)
-    winner = max(clusters, key=len)  # max keeps the first of equal-sized clusters
-    members = set(winner)
-    rewards = [1.0 if i in members else 0.0 for i in range(len(responses))]
-    return Vote(answers[winner[0]], rewards, answers, len(winner) / len(responses))
+    return clusters
+
+
+def self_consistency(answers: Sequence[str | None], same: Callable[[str, str], bool]) -> list[float]:
+    """Each answer's share of the group that agrees with it (its cluster's size / G; 0 without an answer): a
+    graded form of the majority vote, where a near-tie still separates the larger side from the smaller."""
+    shares = [0.0] * len(answers)
+    for cluster in cluster_answers(answers, same):
+        for index in cluster:
+            shares[index] = len(cluster) / len(answers)
+    return shares

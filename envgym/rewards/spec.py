@@ -1,0 +1,288 @@
+"""The reward spec: one declarative section that says where a reward comes from.
+
+A spec is a list of named components, each with a ``source``, a ``weight`` and an optional ``gate``; the reward of
+a turn is ``Σ_c weight_c · gate_c · value_c`` where ``gate_c`` is 1 when the gate component's unweighted value on
+that turn is > 0 (else 0), and ``value_c`` is the component's unweighted value. The same section is read from a
+recipe (``reward:``), a suite, ``envgym.make(id, reward=...)`` or built in Python::
+
+    reward:
+      hold_out_labels: false
+      components:
+        - {name: correct, source: env, weight: 1.0, gate: format}
+        - {name: format, source: format, tags: [answer], weight: 0.1}
+        - {name: reasoning, source: pattern, pattern: "(?i)let's|first|therefore", weight: 0.2}
+        - {name: noise, source: flip, rate: 0.4, applies_to: correct, seed: 0}
+
+Sources come in three kinds (see ``docs/rewards.md`` for every field):
+
+- per-turn values, computed inside ``Env.step`` by :func:`envgym.rewards.apply_reward`: ``env`` (a component the
+  env's verifier reports), ``pattern``, ``format``, ``length``, ``tool_cost``, ``judge``;
+- noise, which corrupts another per-turn component before gates and weights: ``flip``, ``gaussian``;
+- group rewards, computed by the trainer over the G episodes of a task after they end, never in ``Env.step``:
+  ``majority_vote`` (TTRL), ``self_consistency``.
+
+Everything is validated when the spec is built, before any rollout, and an error names the key path
+(``reward.components[2].weight must be a number, got 'x'``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+STEP_SOURCES = ("env", "pattern", "format", "length", "tool_cost", "judge")
+NOISE_SOURCES = ("flip", "gaussian")
+GROUP_SOURCES = ("majority_vote", "self_consistency")
+SOURCES = STEP_SOURCES + NOISE_SOURCES + GROUP_SOURCES
+EQUIVALENCES = ("env", "math", "exact")
+_REQUIRED = object()
+
+
+class RewardSpecError(ValueError):
+    """A reward spec that cannot be built; the message names the key path of what is wrong."""
+
+
+# Per source: option name -> (kind, default). Kinds are checked by _check_option; _REQUIRED has no default.
+OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
+    "env": {"component": ("str", None)},
+    "pattern": {"pattern": ("regex", None), "patterns": ("regex_list", None), "cap": ("positive_int", None)},
+    "format": {"tags": ("str_list", ()), "pattern": ("regex", None), "penalty": ("number", 0.0)},
+    "length": {"max_length": ("positive_int", _REQUIRED), "buffer": ("positive_int", _REQUIRED)},
+    "tool_cost": {},
+    "judge": {"base_url": ("str", _REQUIRED), "model": ("str", _REQUIRED), "rubric": ("str", None),
+              "scale": ("positive_int", 10), "timeout": ("positive_number", 60.0), "retries": ("count", 2),
+              "cache_size": ("positive_int", 4096), "reference": ("bool", True), "api_key_env": ("str", None)},
+    "flip": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0)},
+    "gaussian": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0),
+                 "sigma": ("positive_number", 0.5)},
+    "majority_vote": {"equivalence": ("equivalence", "env")},
+    "self_consistency": {"equivalence": ("equivalence", "env")},
+}
+_COMMON = ("name", "source", "weight", "gate")
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardComponent:
+    """One named part of the reward.
+
+    ``name``: how it is logged (``reward/<name>``) and what gates and noise refer to; unique in a spec.
+    ``source``: where its value comes from (one of :data:`SOURCES`).
+    ``weight``: multiplies the value in the reward; GDPO reads the unweighted value and applies it itself.
+    ``gate``: the name of another per-turn component; this one counts only on turns where that one is > 0.
+    ``options``: the source's own settings (see :data:`OPTIONS`), defaults filled in.
+    """
+
+    name: str
+    source: str
+    weight: float = 1.0
+    gate: str | None = None
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """``step``, ``noise`` or ``group``: when the value is computed."""
+        return "noise" if self.source in NOISE_SOURCES else "group" if self.source in GROUP_SOURCES else "step"
+
+    def option(self, key: str) -> Any:
+        return self.options[key]
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardSpec:
+    """Named reward components, validated when built (see the module docstring).
+
+    ``hold_out_labels``: the task's labels exist but must not reach the reward (label-free training such as
+    TTRL, measured against the labels): components that grade against the label (``env``, a ``judge`` with a
+    reference) are refused, and the trainer logs ``label_accuracy`` from the env's own ``correct`` verdict.
+    """
+
+    components: tuple[RewardComponent, ...]
+    hold_out_labels: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "components", tuple(self.components))
+        _validate_spec(self, "reward")
+
+    # --- building -------------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "reward") -> RewardSpec:
+        """Build from a recipe's ``reward:`` section; every error names its key path under ``where``."""
+        if not isinstance(data, Mapping):
+            raise RewardSpecError(f"{where} must be a mapping with a 'components' list, got {_show(data)}")
+        unknown = sorted(set(data) - {"components", "hold_out_labels"})
+        if unknown:
+            raise RewardSpecError(f"{where} has unknown keys {unknown}; known keys: ['components', 'hold_out_labels']")
+        items = data.get("components")
+        if not isinstance(items, Sequence) or isinstance(items, str) or not items:
+            raise RewardSpecError(f"{where}.components must be a non-empty list of components, got {_show(items)}")
+        hold_out = data.get("hold_out_labels", False)
+        if not isinstance(hold_out, bool):
+            raise RewardSpecError(f"{where}.hold_out_labels must be true or false, got {_show(hold_out)}")
+        components = [_component(item, f"{where}.components[{i}]") for i, item in enumerate(items)]
+        spec = object.__new__(cls)
+        object.__setattr__(spec, "components", tuple(components))
+        object.__setattr__(spec, "hold_out_labels", hold_out)
+        _validate_spec(spec, where)
+        return spec
+
+    @classmethod
+    def coerce(cls, value: RewardSpec | Mapping[str, Any], where: str = "reward") -> RewardSpec:
+        """A spec from a spec or its dict form (what ``make(id, reward=...)`` and recipes accept)."""
+        return value if isinstance(value, RewardSpec) else cls.from_dict(value, where)
+
+    # --- reading --------------------------------------------------------------------------------------
+    def of_kind(self, kind: str) -> list[RewardComponent]:
+        """The components computed at one time: ``step``, ``noise`` or ``group`` (in spec order)."""
+        return [c for c in self.components if c.kind == kind]
+
+    @property
+    def needs_labels(self) -> bool:
+        """Whether some component grades against the task's label (the env's verifier, a judge with a reference);
+        a dataset env may then refuse rows without one."""
+        return any(c.source == "env" or (c.source == "judge" and c.option("reference")) for c in self.components)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict form :meth:`from_dict` reads back."""
+        components = []
+        for c in self.components:
+            item: dict[str, Any] = {"name": c.name, "source": c.source}
+            if c.kind != "noise":
+                item["weight"] = c.weight
+            if c.gate is not None:
+                item["gate"] = c.gate
+            item.update({k: list(v) if isinstance(v, tuple) else v for k, v in c.options.items()})
+            components.append(item)
+        return {"components": components, "hold_out_labels": self.hold_out_labels}
+
+
+def _component(item: Any, where: str) -> RewardComponent:
+    if not isinstance(item, Mapping):
+        raise RewardSpecError(f"{where} must be a mapping such as {{name: correct, source: env, weight: 1.0}}, "
+                              f"got {_show(item)}")
+    for key in ("name", "source"):
+        if key not in item:
+            raise RewardSpecError(f"{where}.{key} is missing; every component needs a name and a source")
+    source = item["source"]
+    if source not in SOURCES:
+        raise RewardSpecError(f"{where}.source must be one of {', '.join(SOURCES)}; got {_show(source)}")
+    options = {k: v for k, v in item.items() if k not in _COMMON}
+    return RewardComponent(name=item["name"], source=source, weight=item.get("weight", 1.0), gate=item.get("gate"),
+                           options=options)
+
+
+def _validate_spec(spec: RewardSpec, where: str) -> None:
+    """Check every component and the references between them; fills option defaults in place."""
+    if not spec.components:
+        raise RewardSpecError(f"{where}.components must hold at least one component")
+    names: dict[str, int] = {}
+    for index, component in enumerate(spec.components):
+        path = f"{where}.components[{index}]"
+        if not isinstance(component, RewardComponent):
+            raise RewardSpecError(f"{path} must be a RewardComponent, got {_show(component)}")
+        _validate_component(component, path)
+        if component.name in names:
+            raise RewardSpecError(f"{path}.name {component.name!r} is already the name of "
+                                  f"{where}.components[{names[component.name]}]; names must be unique")
+        names[component.name] = index
+    per_turn = {c.name for c in spec.of_kind("step")}
+    for index, component in enumerate(spec.components):
+        path = f"{where}.components[{index}]"
+        if component.gate is not None and component.gate not in per_turn:
+            raise RewardSpecError(f"{path}.gate names {component.gate!r}, which is not a per-turn component of this "
+                                  f"spec; gates can name: {sorted(per_turn - {component.name})}")
+        if component.gate == component.name:
+            raise RewardSpecError(f"{path}.gate names the component itself; a gate is another component")
+        if component.kind == "noise" and component.option("applies_to") not in per_turn:
+            raise RewardSpecError(f"{path}.applies_to names {component.option('applies_to')!r}, which is not a "
+                                  f"per-turn component of this spec; noise can apply to: {sorted(per_turn)}")
+        if spec.hold_out_labels and (component.source == "env" or
+                                     (component.source == "judge" and component.option("reference"))):
+            raise RewardSpecError(
+                f"{path} (source {component.source!r}) grades against the task's label, which hold_out_labels: true "
+                "keeps from the reward; use label-free components (majority_vote, self_consistency, pattern, format, "
+                "length, tool_cost, a judge with reference: false)")
+    if not spec.of_kind("step") and not spec.of_kind("group"):
+        raise RewardSpecError(f"{where}.components has only noise; noise corrupts another component, add one")
+
+
+def _validate_component(component: RewardComponent, path: str) -> None:
+    if not isinstance(component.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", component.name):
+        raise RewardSpecError(f"{path}.name must be an identifier such as 'correct' (letters, digits, _ . -), "
+                              f"got {_show(component.name)}")
+    if component.source not in SOURCES:
+        raise RewardSpecError(f"{path}.source must be one of {', '.join(SOURCES)}; got {_show(component.source)}")
+    weight = component.weight
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+        raise RewardSpecError(f"{path}.weight must be a number, got {_show(weight)}")
+    object.__setattr__(component, "weight", float(weight))
+    if component.gate is not None and not isinstance(component.gate, str):
+        raise RewardSpecError(f"{path}.gate must be the name of another component, got {_show(component.gate)}")
+    if component.kind == "noise" and (component.weight != 1.0 or component.gate is not None):
+        raise RewardSpecError(f"{path} is noise (source {component.source!r}): it corrupts the component named by "
+                              "applies_to and has no weight or gate of its own")
+    allowed = OPTIONS[component.source]
+    unknown = sorted(set(component.options) - set(allowed))
+    if unknown:
+        raise RewardSpecError(f"{path} has unknown keys {unknown} for source {component.source!r}; it takes "
+                              f"{sorted(_COMMON + tuple(allowed))}")
+    options = {}
+    for key, (kind, default) in allowed.items():
+        value = component.options.get(key, _REQUIRED)
+        if value is _REQUIRED and default is _REQUIRED:
+            raise RewardSpecError(f"{path}.{key} is missing; source {component.source!r} needs it")
+        # A default passes as it is (a spec validated twice, e.g. rebuilt from its components, stays valid).
+        options[key] = default if value is _REQUIRED or value == default else _check_option(value, kind, f"{path}.{key}")
+    if component.source == "pattern" and (options["pattern"] is None) == (options["patterns"] is None):
+        raise RewardSpecError(f"{path} needs exactly one of pattern (a regex) or patterns (a list of regexes)")
+    if component.source == "format" and not options["tags"] and options["pattern"] is None:
+        raise RewardSpecError(f"{path} needs tags (e.g. [answer]), a pattern, or both")
+    if component.source == "length" and options["buffer"] > options["max_length"]:
+        raise RewardSpecError(f"{path}.buffer must be <= max_length, got buffer={options['buffer']}, "
+                              f"max_length={options['max_length']}")
+    object.__setattr__(component, "options", options)
+
+
+def _check_option(value: Any, kind: str, path: str) -> Any:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "str" and isinstance(value, str) and value:
+        return value
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "count" and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if kind == "positive_int" and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if kind == "number" and number and math.isfinite(value):
+        return float(value)
+    if kind == "positive_number" and number and math.isfinite(value) and value > 0:
+        return float(value)
+    if kind == "probability" and number and 0.0 <= value <= 1.0:
+        return float(value)
+    if kind == "equivalence" and value in EQUIVALENCES:
+        return value
+    if kind in ("regex", "regex_list", "str_list"):
+        items = [value] if kind == "regex" else value
+        if isinstance(items, Sequence) and not isinstance(items, str) and items and all(isinstance(i, str) for i in items):
+            if kind != "str_list":
+                for item in items:
+                    try:
+                        re.compile(item)
+                    except re.error as error:
+                        raise RewardSpecError(f"{path} is not a valid regular expression ({error}): {item!r}") from None
+            return value if kind == "regex" else tuple(items)
+    expected = {"str": "a non-empty string", "bool": "true or false", "int": "an integer",
+                "count": "an integer >= 0", "positive_int": "an integer >= 1", "number": "a number",
+                "positive_number": "a number > 0", "probability": "a probability in [0, 1]",
+                "equivalence": f"one of {', '.join(EQUIVALENCES)}", "regex": "a regular expression (a string)",
+                "regex_list": "a non-empty list of regular expressions", "str_list": "a non-empty list of strings"}
+    raise RewardSpecError(f"{path} must be {expected[kind]}, got {_show(value)}")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
