@@ -61,7 +61,8 @@ class EnvSpec:
 
     def make(self, **kwargs: Any):
         """Build the env: entry point called with the merged kwargs, then the wrappers that every env takes as
-        keywords: ``system_prompt``/``few_shot`` (:class:`PromptPrefix`) and ``max_turns`` (:class:`TimeLimit`)."""
+        keywords: ``system_prompt``/``few_shot`` (:class:`PromptPrefix`), ``max_turns`` (:class:`TimeLimit`) and
+        ``reward`` (a :class:`~envgym.rewards.RewardSpec` or its dict form, :func:`~envgym.rewards.apply_reward`)."""
         kwargs = {**self.kwargs, **kwargs}
         max_turns = kwargs.pop("max_turns", self.max_turns)
         render_mode = kwargs.pop("render_mode", None)
@@ -69,6 +70,13 @@ class EnvSpec:
         # An env that takes one of these keywords itself (math/Dataset-v0's system_prompt) keeps its meaning.
         system_prompt = None if _takes(factory, "system_prompt") else kwargs.pop("system_prompt", None)
         few_shot = None if _takes(factory, "few_shot") else kwargs.pop("few_shot", None)
+        reward = kwargs.pop("reward", None)
+        if reward is not None:
+            from envgym.rewards import RewardSpec
+
+            reward = RewardSpec.coerce(reward)  # a bad spec fails here, before the env is built
+            if _takes(factory, "require_answers"):  # dataset envs accept unlabeled rows when the reward needs none
+                kwargs.setdefault("require_answers", reward.needs_labels)
         env = factory(**kwargs)
         env.unwrapped.spec = self
         env.unwrapped.render_mode = render_mode
@@ -80,6 +88,10 @@ class EnvSpec:
             from envgym.wrappers import TimeLimit
 
             env = TimeLimit(env, max_turns=max_turns)
+        if reward is not None:  # outermost, so a judge sees the truncation of the turn limit
+            from envgym.rewards import apply_reward
+
+            env = apply_reward(env, reward)
         return env
 
     def to_dict(self) -> dict[str, Any]:
