@@ -75,7 +75,8 @@ class SelectEnvComponents(Wrapper):
 
     def step(self, action: Action) -> StepResult:
         messages, reward, terminated, truncated, info = self.env.step(action)
-        reported = dict(info.get("reward_components") or {"env": float(reward)})
+        reported = info.get("reward_components")
+        reported = dict(reported) if reported is not None else {"env": float(reward)}
         info["env_reward_components"] = reported
         self._seen.update(reported)
         info["reward_components"] = {name: float(reported.get(env_name, 0.0)) for name, env_name in self.wanted.items()}

@@ -27,6 +27,8 @@ class FieldMap:
     template: formats the prompt text (``{prompt}`` and any record field), e.g. ``"{prompt}\\nPut the final
         answer in \\\\boxed{{}}."``.
     answer_transform: applied to the raw answer (e.g. take what follows ``####`` in GSM8K).
+    answer_optional: a record without the answer field (or with null there) makes a task with answer ``None``
+        instead of an error (label-free data, for rewards that need no label).
     """
 
     prompt: str = "question"
@@ -35,6 +37,7 @@ class FieldMap:
     system_prompt: str | None = None
     template: str = "{prompt}"
     answer_transform: Callable[[Any], Any] | None = None
+    answer_optional: bool = False
 
 
 def records_to_tasks(records: Iterable[Mapping[str, Any]], fields: FieldMap, *, id_prefix: str = "") -> ListTaskSource:
@@ -53,7 +56,7 @@ def records_to_tasks(records: Iterable[Mapping[str, Any]], fields: FieldMap, *, 
             text = fields.template.format_map({**record, "prompt": raw_prompt})
             messages.append({"role": "user", "content": text})
         answer = None
-        if fields.answer is not None:
+        if fields.answer is not None and not (fields.answer_optional and record.get(fields.answer) is None):
             if fields.answer not in record:
                 raise KeyError(f"record {row} has no answer field {fields.answer!r}; its fields are {sorted(record)}")
             answer = record[fields.answer]

@@ -28,6 +28,13 @@ class MathAnswerEnv(Env):
             raise ValueError(f"task {task.id!r} has no gold answer; math envs need one to grade against")
         return task.prompt(), {}
 
+    def answers_equivalent(self, first: str, second: str) -> bool:
+        """Whether two final answers are one value (``1/2``, ``0.5``, ``\\frac{1}{2}``): what group votes and
+        ``maj@k`` cluster answers with (:func:`envgym.rewards.answer_equivalence`)."""
+        from envgym.verifiers.math import equivalent
+
+        return equivalent(first, second, timeout=self.timeout)
+
     def _step(self, action: Action) -> StepResult:
         from envgym.verifiers.math import grade
 

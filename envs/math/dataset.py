@@ -6,6 +6,10 @@ Presets name the two common answer formats:
 Explicit ``prompt_field``/``answer_field``/``id_field``/``template``/``system_prompt`` override the preset.
 With no source at all, the env plays a small bundled GSM8K-style sample (``SAMPLE``), so that
 ``envgym.make("math/Dataset-v0")`` works out of the box.
+
+Label-free rows: with ``require_answers=False`` rows without an answer are played too; their turn reports the
+extracted ``answer`` and no reward components, for a reward that needs no label (a group's majority vote).
+``envgym.make(id, reward=spec)`` sets it from ``spec.needs_labels``; otherwise such rows are refused.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from envgym.core import Action, Message, StepResult, Task, action_text
 from envgym.envs.math.answer import ANSWER_INSTRUCTION, MathAnswerEnv
 from envgym.tasks import FieldMap, load_hf, load_jsonl, load_parquet
 
@@ -70,14 +75,16 @@ class MathDataset(MathAnswerEnv):
         template: str | None = None,
         system_prompt: str | None = None,
         timeout: float = 2.0,
+        require_answers: bool = True,
     ):
         if path is not None and hf is not None:
             raise ValueError("give one source: path='file.jsonl' / 'file.parquet', or hf='dataset name or folder'")
         if path is None and hf is None:
             path, preset = str(SAMPLE), preset or "gsm8k"
         super().__init__(timeout)
+        self.require_answers = require_answers
         fields = field_map(preset, prompt=prompt_field, answer=answer_field, id=id_field, template=template,
-                           system_prompt=system_prompt)
+                           system_prompt=system_prompt, answer_optional=not require_answers)
         if hf is not None:
             extra = {"data_files": data_files} if data_files is not None else {}
             self.tasks = load_hf(hf, fields, split=split, **extra)
@@ -89,3 +96,18 @@ class MathDataset(MathAnswerEnv):
             self.tasks = load_parquet(path, fields)
         else:
             raise ValueError(f"cannot tell the format of {path!r}: use a .jsonl or .parquet file, or hf=...")
+
+    def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
+        if task.answer is None and not self.require_answers:
+            return task.prompt(), {}
+        return super()._reset(task, options)
+
+    def _step(self, action: Action) -> StepResult:
+        if self.task.answer is not None:
+            return super()._step(action)
+        from envgym.verifiers.math import extract_answer
+
+        # No label, so nothing to grade here: the answer is reported for a group reward to compare.
+        answer = extract_answer(action_text(action))
+        info = {"reward_components": {}, "answer": answer, "action_valid": answer is not None, "labelled": False}
+        return [], 0.0, True, False, info
