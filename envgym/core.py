@@ -317,6 +317,15 @@ class Env(AsyncAPI, gymnasium.Env[list[Message], Action]):
         """
         return None
 
+    def wrong_action(self) -> Action | None:
+        """An honest but wrong action for the current state, in the env's required format, or ``None``.
+
+        ``envgym audit`` compares every adversarial strategy with it: no trick may earn more than an honest wrong
+        answer. Declare it where a plain non-answer is not what honest play earns: a format reward, or a game where
+        any legal move earns something (a bandit pull, a legal but losing move). ``None``: "I don't know." is used.
+        """
+        return None
+
     # --- implemented by subclasses -------------------------------------------------------------
     def _reset(self, task: Task | None, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         """Set up the episode for ``task``; return the first messages and the info dict."""
@@ -343,6 +352,10 @@ class Wrapper(AsyncAPI, gymnasium.Wrapper[list[Message], Action, list[Message], 
     def reference_action(self) -> Action | None:
         """The wrapped env's reference action; a wrapper that changes the action format translates it."""
         return self.env.reference_action()
+
+    def wrong_action(self) -> Action | None:
+        """The wrapped env's honest wrong action; a wrapper that changes the action format translates it."""
+        return self.env.wrong_action()
 
 
 class ObservationWrapper(Wrapper):
