@@ -21,7 +21,7 @@ from envgym.core import (
     action_text,
 )
 from envgym.episode import Episode, Turn, read_jsonl, write_jsonl
-from envgym.registration import EnvSpec, UnknownEnv, list_envs, make, register, spec
+from envgym.registration import EnvSpec, UnknownEnv, UnsafeEnv, list_envs, make, register, spec
 from envgym.vector import VectorEnv, make_vec
 
 __version__ = "0.1.0"
@@ -52,6 +52,7 @@ __all__ = [
     "TaskSource",
     "Turn",
     "UnknownEnv",
+    "UnsafeEnv",
     "VectorEnv",
     "Wrapper",
     "action_text",

@@ -24,6 +24,10 @@ ENTRY_POINT_GROUP = "envgym.envs"
 ID_PATTERN = re.compile(r"^(?P<namespace>[A-Za-z0-9_.-]+)/(?P<name>[A-Za-z0-9_.:-]+?)-v(?P<version>\d+)$")
 
 
+class UnsafeEnv(EnvGymError, PermissionError):
+    """The env is registered ``unsafe=True`` and the caller did not opt in with ``allow_unsafe=True``."""
+
+
 class UnknownEnv(EnvGymError, KeyError):
     """No env is registered under the requested id."""
 
@@ -38,6 +42,10 @@ class EnvSpec:
     ``kwargs`` are defaults that ``make(id, **overrides)`` merges under the caller's. ``max_turns`` wraps the
     env in :class:`~envgym.wrappers.TimeLimit` (``None``: no limit). ``nondeterministic`` is read by
     gymnasium's checker; envgym's envs are deterministic given a seed and task.
+
+    ``unsafe``: the env's reward is known to be exploitable (``envgym audit`` finds holes no fix has closed) or
+    it runs untrusted text outside the sandbox; ``unsafe_reason`` says which. ``make`` builds it only with
+    ``allow_unsafe=True`` and ``envgym train`` only with ``--allow-unsafe``, so nobody trains on it by accident.
     """
 
     id: str
@@ -46,6 +54,8 @@ class EnvSpec:
     max_turns: int | None = None
     description: str = ""
     nondeterministic: bool = False
+    unsafe: bool = False
+    unsafe_reason: str = ""
 
     @property
     def namespace(self) -> str:
@@ -62,7 +72,10 @@ class EnvSpec:
     def make(self, **kwargs: Any):
         """Build the env: entry point called with the merged kwargs, then the wrappers that every env takes as
         keywords: ``system_prompt``/``few_shot`` (:class:`PromptPrefix`), ``max_turns`` (:class:`TimeLimit`) and
-        ``reward`` (a :class:`~envgym.rewards.RewardSpec` or its dict form, :func:`~envgym.rewards.apply_reward`)."""
+        ``reward`` (a :class:`~envgym.rewards.RewardSpec` or its dict form, :func:`~envgym.rewards.apply_reward`).
+        The ``unsafe`` gate is :func:`make`'s (this low-level builder also serves re-makes of an env already
+        built, e.g. by ``check_env``); ``allow_unsafe`` is accepted and dropped here."""
+        kwargs.pop("allow_unsafe", None)
         kwargs = {**self.kwargs, **kwargs}
         max_turns = kwargs.pop("max_turns", self.max_turns)
         render_mode = kwargs.pop("render_mode", None)
@@ -102,6 +115,8 @@ class EnvSpec:
             "description": self.description,
             "entry_point": entry,
             "max_turns": self.max_turns,
+            "unsafe": self.unsafe,
+            **({"unsafe_reason": self.unsafe_reason} if self.unsafe else {}),
             "kwargs": {k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v) for k, v in self.kwargs.items()},
         }
 
@@ -126,15 +141,20 @@ def register(
     max_turns: int | None = None,
     description: str = "",
     nondeterministic: bool = False,
+    unsafe: bool = False,
+    unsafe_reason: str = "",
     **kwargs: Any,
 ) -> EnvSpec:
-    """Register an env under ``id`` (``namespace/Name-vN``); ``kwargs`` become its default arguments."""
+    """Register an env under ``id`` (``namespace/Name-vN``); ``kwargs`` become its default arguments.
+
+    ``unsafe=True`` (with ``unsafe_reason``) fences off an env whose reward cannot be made safe yet: it stays
+    listed, marked, and ``make`` builds it only with ``allow_unsafe=True`` (see :class:`EnvSpec`)."""
     _parse_id(id)
     if isinstance(entry_point, str) and ":" not in entry_point:
         raise ValueError(f"entry_point must look like 'package.module:ClassName', got {entry_point!r}")
     if id in registry:
         warnings.warn(f"overriding the env already registered as {id!r}", stacklevel=2)
-    spec = EnvSpec(id, entry_point, dict(kwargs), max_turns, description, nondeterministic)
+    spec = EnvSpec(id, entry_point, dict(kwargs), max_turns, description, nondeterministic, bool(unsafe), unsafe_reason)
     registry[id] = spec
     return spec
 
@@ -151,8 +171,14 @@ def spec(id: str) -> EnvSpec:
 
 
 def make(id: str, **kwargs: Any):
-    """Build a registered env; ``kwargs`` override the spec's defaults (``max_turns`` too)."""
-    return spec(id).make(**kwargs)
+    """Build a registered env; ``kwargs`` override the spec's defaults (``max_turns`` too). An env registered
+    ``unsafe=True`` needs ``allow_unsafe=True`` (else :class:`UnsafeEnv`)."""
+    found = spec(id)
+    if found.unsafe and not kwargs.get("allow_unsafe", False):
+        reason = f" ({found.unsafe_reason})" if found.unsafe_reason else ""
+        raise UnsafeEnv(f"{id} is registered unsafe{reason}; build it only on purpose with "
+                        f"envgym.make({id!r}, allow_unsafe=True) (envgym train: --allow-unsafe)")
+    return found.make(**kwargs)
 
 
 def list_envs() -> list[EnvSpec]:

@@ -88,3 +88,30 @@ def test_builtin_envs_come_from_the_entry_point_group():
 
     names = {ep.name for ep in entry_points(group="envgym.envs")}
     assert "games" in names
+
+
+def test_an_unsafe_env_is_built_only_with_allow_unsafe(scratch_registry):
+    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True,
+                    unsafe_reason="its scorer evals answers")
+    with pytest.raises(envgym.UnsafeEnv, match="its scorer evals answers.*allow_unsafe=True"):
+        envgym.make("test/Unsafe-v0")
+    assert envgym.make("test/Unsafe-v0", allow_unsafe=True).unwrapped.high == 100
+
+
+def test_make_vec_refuses_an_unsafe_env_without_the_opt_in(scratch_registry):
+    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True)
+    with pytest.raises(envgym.UnsafeEnv):
+        envgym.make_vec("test/Unsafe-v0", 2)
+    envgym.make_vec("test/Unsafe-v0", 2, allow_unsafe=True).close()
+
+
+def test_allow_unsafe_is_harmless_for_a_safe_env(scratch_registry):
+    assert envgym.make("games/GuessNumber-v0", allow_unsafe=True).unwrapped.high == 100
+
+
+def test_the_listing_marks_unsafe_envs_and_says_why(scratch_registry):
+    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True,
+                    unsafe_reason="constant answers win")
+    listed = envgym.spec("test/Unsafe-v0").to_dict()
+    assert (listed["unsafe"], listed["unsafe_reason"]) == (True, "constant answers win")
+    assert envgym.spec("games/GuessNumber-v0").to_dict()["unsafe"] is False
