@@ -28,6 +28,7 @@ import envgym
 from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
                                 token_logprobs, turn_advantages)
 from envgym.agents.batching import decoder_and_head, micro_batches, pad_batch, predictors
+from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
 from envgym.agents.trajectory import Trajectory
 
 TaskSampler = Callable[[int, np.random.Generator], int]
@@ -57,6 +58,7 @@ class GRPOTrainer:
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
         self.env_factory = (lambda: envgym.make(env, **(env_kwargs or {}))) if isinstance(env, str) else env
         self.env_name = env if isinstance(env, str) else getattr(env, "__name__", "env")
+        self.reward_spec = reward_spec_of(env_kwargs)  # its group rewards run after each group's rollouts
         self.envs: dict[int, envgym.VectorEnv] = {}
         self.task_sampler = task_sampler
         self.sampler_rng = np.random.default_rng(config.seed)
@@ -147,6 +149,7 @@ class GRPOTrainer:
         self.last_rollouts = batch.rollouts
         metrics.update(_reward_metrics(batch.groups, batch.rollouts))
         metrics.update(_failure_metrics(batch.rollouts))
+        metrics.update(group_reward_metrics(batch.rollouts, self.reward_spec))
         metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
                         "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
         return metrics
@@ -240,6 +243,8 @@ class GRPOTrainer:
                              max_turns=config.max_turns)
         trajectories = result.trajectories
         groups = [trajectories[i:i + group_size] for i in range(0, count, group_size)]
+        if self.reward_spec is not None:  # before anything reads the rewards: samplers, dynamic sampling
+            apply_group_rewards(groups, self.reward_spec, self._vector_env(count).envs[0])
         update = getattr(self.task_sampler, "update", None)
         if update is not None:
             for index, group in zip(task_indices, groups):

@@ -9,6 +9,8 @@ the pool is not root, a user namespace of its own. A job is forked straight into
 - **its files live on a fresh size-capped tmpfs** mounted in the slot's mount namespace only, so other
   slots cannot reach them by any path, and every other mount but ``/proc`` and ``/sys`` is read-only there
   (bwrap's ``/`` and ``/tmp`` belong to the pool's own uid when it is not root);
+- **installed packages are hidden** but the standard library and declared ones, when bwrap has not done it
+  for the whole pool (``_package_view.py``): an empty tmpfs over every directory that holds packages;
 - **its ``/proc`` shows only its own processes** (a proc mounted for the slot's PID namespace);
 - **without root, the slot's user namespace gives it a process count of its own** (``RLIMIT_NPROC`` counts
   per user namespace and uid) and keeps other slots' jobs from tracing or reading its ``/proc`` entries.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import stat
 import struct
 import time
 
@@ -128,6 +131,31 @@ def _remount_read_only(path: str) -> bool:
     return LIBC.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None) == 0
 
 
+def hide_installed_packages(view: dict) -> None:
+    """An empty read-only-to-be tmpfs over each hidden directory, then each exposed path bound back in (opened
+    first: the tmpfs covers its source). Raises when one cannot be hidden: the slot then falls back, and says so."""
+    sources = []
+    for path in view["exposed"]:
+        try:
+            sources.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
+        except OSError:
+            continue  # gone since the host listed it
+    try:
+        for path in view["hidden"]:
+            _check(LIBC.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                              b"size=1m,nr_inodes=1024,mode=0755"), f"hide {path}")
+        for path, descriptor in sources:
+            if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+            _check(LIBC.mount(f"/proc/self/fd/{descriptor}".encode(), path.encode(), None, MS_BIND | MS_REC, None),
+                   f"expose {path}")
+    finally:
+        for _, descriptor in sources:
+            os.close(descriptor)
+
+
 class CapabilityDrop:
     """Empties a process's capability sets (and so its ambient set) with one ``capset``; built once, used per job."""
 
@@ -142,10 +170,13 @@ class CapabilityDrop:
 class SlotNamespaces:
     """One slot's namespaces, held by its init process; the zygote forks jobs into them."""
 
-    def __init__(self, slot: int, job_dir: str, own_pid_namespace: int, job_ids: tuple[int, int] | None):
+    def __init__(self, slot: int, job_dir: str, own_pid_namespace: int, job_ids: tuple[int, int] | None,
+                 package_view: dict | None = None):
         """``job_ids``: the (uid, gid) jobs appear as in a user namespace of the slot's own (None: no such
-        namespace, when the pool runs as root and every job has a uid of its own)."""
+        namespace, when the pool runs as root and every job has a uid of its own). ``package_view``: the
+        ``{"hidden", "exposed"}`` paths to apply in the slot's mount namespace (None: bwrap applied them)."""
         self.slot, self.job_dir, self.own_pid_namespace = slot, job_dir, own_pid_namespace
+        self.package_view = package_view
         ready_r, ready_w = os.pipe()
         request_r, self.request_w = os.pipe()
         self.answer_r, answer_w = os.pipe()
@@ -163,6 +194,7 @@ class SlotNamespaces:
         proc_pid, *features = report.split()[1:]  # the init's pid where the zygote's /proc counts pids
         self.private_proc, self.user_namespace = "proc" in features, "user" in features
         self.read_only = "read-only" in features
+        self.packages_hidden = "packages-hidden" in features
         namespaces = f"/proc/{proc_pid}/ns/"
         self.pid_namespace = os.open(namespaces + "pid", os.O_RDONLY | os.O_CLOEXEC)
         self.mount_namespace = os.open(namespaces + "mnt", os.O_RDONLY | os.O_CLOEXEC)
@@ -270,6 +302,12 @@ class SlotNamespaces:
         _check(LIBC.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make the slot's mounts private")
         if LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0:
             features.append("proc")  # refused where the host's /proc has masked parts (some containers)
+        if self.package_view is not None:
+            try:
+                hide_installed_packages(self.package_view)
+                features.append("packages-hidden")
+            except OSError:
+                pass  # the guarantee is reported missing, and the pool warns: the slot itself still works
         if all(_remount_read_only(path) for path in _mount_points()):
             features.append("read-only")
         if job_ids is not None:

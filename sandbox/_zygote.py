@@ -112,7 +112,8 @@ class Zygote:
         made: dict[int, SlotNamespaces] = {}
         try:
             for slot in range(CONFIG["slots"]):
-                made[slot] = SlotNamespaces(slot, _slot_dir(slot), own_pid_namespace, job_ids)
+                made[slot] = SlotNamespaces(slot, _slot_dir(slot), own_pid_namespace, job_ids,
+                                            CONFIG["package_view"])
         except OSError as error:
             for namespaces in made.values():
                 namespaces.close()
@@ -132,6 +133,9 @@ class Zygote:
             "private_proc": bool(slots) and all(slot.private_proc for slot in slots),
             "read_only_outside_job_directory": bool(slots) and all(slot.read_only for slot in slots),
             "process_limit": any(which == resource.RLIMIT_NPROC for which, _ in self.fixed_limits),
+            # bwrap hides them for the whole pool (no view left for the slots); else every slot must have
+            "installed_packages_hidden": CONFIG["package_view"] is None
+            or (bool(slots) and all(slot.packages_hidden for slot in slots)),
             "seccomp": self.seccomp is not None,
             "fallback_reason": self.fallback_reason,
             "slot_pid_namespaces": [slot.pid_namespace_inode for slot in slots],

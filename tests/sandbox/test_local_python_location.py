@@ -92,13 +92,15 @@ def venv_under_tmp():
 
 
 def _run_through(python: Path) -> list[str]:
+    # Jobs see the standard library and declared packages only (test_package_view.py): declare the venv's.
     completed = subprocess.run([str(python), "-c", SCRIPT], capture_output=True, text=True, timeout=120,
-                               env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                               env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
+                                    "ENVGYM_SANDBOX_PACKAGES": "venv_only_marker"})
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.splitlines()
 
 
-def test_jobs_run_from_a_venv_under_tmp_and_see_its_packages(venv_under_tmp):
+def test_jobs_run_from_a_venv_under_tmp_and_see_its_declared_packages(venv_under_tmp):
     prefix, outcome = _run_through(venv_under_tmp / "bin" / "python")
     assert prefix == str(venv_under_tmp)
     assert outcome.startswith("ok from the venv (3, "), outcome
