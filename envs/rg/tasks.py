@@ -1,10 +1,11 @@
-"""The reasoning-gym tasks envgym registers (reasoning-gym 0.1.25), kept as a list so that registering them
-does not import reasoning-gym (1-2 s); a test checks it against the installed reasoning-gym.
+"""The reasoning-gym tasks (reasoning-gym 0.1.25), kept as a list so that registering them does not import
+reasoning-gym (1-2 s); a test checks it against the installed reasoning-gym.
 
-``composite`` is left out: it is a mixer of other tasks that needs a configuration, not a task.
+``TASKS`` is every task but ``composite`` (a mixer of other tasks); ``REGISTERED`` leaves out the tasks that
+:mod:`envgym.envs.rg.excluded` lists with the reason.
 """
 
-EXCLUDED = ("composite",)
+from envgym.envs.rg.excluded import EXCLUDED
 
 TASKS = (
     'ab', 'acre', 'advanced_geometry', 'aiw', 'arc_1d', 'arc_agi',
@@ -26,3 +27,5 @@ TASKS = (
     'survo', 'syllogism', 'time_intervals', 'tower_of_hanoi', 'tsumego', 'word_ladder',
     'word_sequence_reversal', 'word_sorting', 'zebra_puzzles',
 )
+
+REGISTERED = tuple(task for task in TASKS if task not in EXCLUDED)
