@@ -29,7 +29,8 @@ def train_command(
     """Train a model with GRPO on an env; writes OUT/metrics.jsonl, OUT/checkpoints/ and OUT/reward_curve.png.
 
     The config file (a recipe, e.g. recipes/smollm2-arithmetic-cpu.yaml) holds GRPOConfig fields and optionally
-    ``env``, ``env_kwargs`` (arguments for the env) and ``model``; flags win."""
+    ``env``, ``env_kwargs`` (arguments for the env), ``model`` and ``reward`` (a reward spec, docs/rewards.md);
+    flags win."""
     from rich.console import Console
     from rich.markup import escape  # the message names the extra to install, "envgym[vllm]"
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -102,12 +103,16 @@ def load_model(name: str, dtype: Any = None) -> tuple[Any, Any]:
 
 def read_recipe(path: Path | None, overrides: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None, Any]:
     """``(env, env_kwargs, model, GRPOConfig)`` from a YAML/JSON training config (None: defaults only);
-    ``overrides`` that are not None replace the file's GRPOConfig fields."""
+    ``overrides`` that are not None replace the file's GRPOConfig fields. A ``reward:`` section (see
+    ``docs/rewards.md``) is validated here, before any rollout, and travels in ``env_kwargs["reward"]``."""
     from envgym.agents.grpo import GRPOConfig
+    from envgym.rewards import RewardSpec
 
     fields = _read_config(path) if path is not None else {}
     env, model = fields.pop("env", None), fields.pop("model", None)
     env_kwargs = dict(fields.pop("env_kwargs", None) or {})
+    if "reward" in fields:
+        env_kwargs["reward"] = RewardSpec.from_dict(fields.pop("reward"), where="reward")
     fields.update({key: value for key, value in overrides.items() if value is not None})
     return env, env_kwargs, model, GRPOConfig.from_dict(fields)
 

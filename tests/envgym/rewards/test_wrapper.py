@@ -1,0 +1,153 @@
+import httpx
+import pytest
+
+import envgym
+from envgym.core import Env, Task
+from envgym.rewards import RewardSpec, apply_reward
+from envgym.rewards import wrapper as reward_wrapper
+from envgym.verifiers.judge import Judge
+from helpers.openai_server import free_port
+
+
+def _arithmetic(components, **spec):
+    env = envgym.make("math/Arithmetic-v0", difficulty=1, reward={"components": components, **spec})
+    env.reset(seed=0, options={"task_index": 0})
+    return env
+
+
+def _answer(env):
+    return f"\\boxed{{{env.task.answer}}}"
+
+
+def test_an_env_component_is_weighted():
+    env = _arithmetic([{"name": "correct", "source": "env", "weight": 2.0}])
+    _, reward, _, _, info = env.step(_answer(env))
+    assert reward == 2.0 and info["reward_components"] == {"correct": 2.0}
+    assert info["reward_weights"] == {"correct": 2.0} and info["reward_raw_components"] == {"correct": 1.0}
+
+
+def test_an_env_component_can_be_renamed():
+    env = _arithmetic([{"name": "accuracy", "source": "env", "component": "correct"}])
+    assert env.step(_answer(env))[4]["reward_components"] == {"accuracy": 1.0}
+
+
+def test_env_components_the_spec_does_not_name_leave_the_reward():
+    env = _arithmetic([{"name": "reasoning", "source": "pattern", "pattern": "first", "weight": 0.5}])
+    _, reward, _, _, info = env.step("first, " + _answer(env))
+    assert reward == 0.5 and info["env_reward_components"] == {"correct": 1.0}
+
+
+def test_a_gate_zeroes_the_component_when_the_gate_fails():
+    components = [{"name": "correct", "source": "env", "gate": "format"},
+                  {"name": "format", "source": "format", "pattern": r"^Answer: ", "weight": 0.1}]
+    env = _arithmetic(components)
+    _, reward, _, _, info = env.step(_answer(env))
+    assert reward == 0.0 and info["reward_components"] == {"correct": 0.0, "format": 0.0}
+    env.reset(seed=0, options={"task_index": 0})
+    _, reward, _, _, info = env.step("Answer: " + _answer(env))
+    assert reward == pytest.approx(1.1) and info["reward_raw_components"] == {"correct": 1.0, "format": 1.0}
+
+
+def test_a_pattern_list_scores_the_share_found_times_the_weight():
+    patterns = [r"\bfirst\b", r"\bthen\b", r"\btherefore\b", r"\bwait\b"]
+    env = _arithmetic([{"name": "reasoning", "source": "pattern", "patterns": patterns, "weight": 0.2}])
+    _, reward, _, _, info = env.step("First add, therefore " + _answer(env))  # 2 of 4 found: 0.5 * 0.2
+    assert reward == pytest.approx(0.1) and info["reward_raw_components"] == {"reasoning": 0.5}
+
+
+def test_length_is_dapo_soft_overlong_times_the_weight():
+    env = _arithmetic([{"name": "length", "source": "length", "max_length": 20, "buffer": 4, "weight": 2.0}])
+    _, reward, _, _, _ = env.step("x" * 18)  # (16 - 18) / 4 = -0.5, times 2
+    assert reward == pytest.approx(-1.0)
+
+
+def test_flip_noise_at_rate_one_flips_the_raw_value_before_the_weight():
+    components = [{"name": "correct", "source": "env", "weight": 3.0},
+                  {"name": "noise", "source": "flip", "rate": 1.0, "applies_to": "correct"}]
+    env = _arithmetic(components)
+    _, reward, _, _, info = env.step(_answer(env))
+    assert reward == 0.0 and info["reward_noise"] == {"component": "correct", "before": 1.0, "after": 0.0}
+    env.reset(seed=0, options={"task_index": 0})
+    assert env.step("\\boxed{-1}")[1] == 3.0
+
+
+def test_flip_noise_flips_the_configured_share_reproducibly():
+    components = [{"name": "correct", "source": "env"},
+                  {"name": "noise", "source": "flip", "rate": 0.4, "applies_to": "correct", "seed": 7}]
+
+    def flips():
+        env = envgym.make("math/Arithmetic-v0", difficulty=1, reward={"components": components})
+        out = []
+        for seed in range(200):
+            env.reset(seed=seed, options={"task_index": 0})
+            out.append("reward_noise" in env.step(_answer(env))[4])
+        return out
+
+    first = flips()
+    assert first == flips() and 0.3 < sum(first) / len(first) < 0.5
+
+
+class _ToolTurns(Env):
+    """Reports the tool calls it was told to."""
+
+    def _reset(self, task, options):
+        return [{"role": "user", "content": "go"}], {}
+
+    def _step(self, action):
+        return [], 1.0, True, False, {"reward_components": {"done": 1.0}, "tool_calls": [{"name": "a"}, {"name": "b"}]}
+
+
+def test_tool_cost_is_minus_the_calls_times_the_weight():
+    spec = {"components": [{"name": "done", "source": "env"}, {"name": "tools", "source": "tool_cost", "weight": 0.1}]}
+    env = apply_reward(_ToolTurns(), spec)
+    env.reset()
+    _, reward, _, _, info = env.step("call")
+    assert info["reward_components"] == {"done": 1.0, "tools": pytest.approx(-0.2)} and reward == pytest.approx(0.8)
+
+
+def test_an_env_component_never_reported_is_the_episodes_error():
+    env = _arithmetic([{"name": "style", "source": "env"}])
+    info = env.step(_answer(env))[4]
+    assert "never reported" in info["error"] and "['correct']" in info["error"]
+
+
+def _judge_replying(monkeypatch, reply: str) -> list:
+    seen = []
+
+    def handler(request):
+        seen.append(request.read().decode())
+        return httpx.Response(200, json={"choices": [{"message": {"content": reply}}]})
+
+    judge = Judge("http://judge/v1", "m", retries=1, backoff=0, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    monkeypatch.setattr(reward_wrapper, "shared_judge", lambda component: judge)
+    return seen
+
+
+JUDGE = {"name": "judge", "source": "judge", "base_url": "http://judge/v1", "model": "m", "weight": 0.5}
+
+
+def test_the_judge_scores_the_final_turn_with_the_label_as_reference(monkeypatch):
+    seen = _judge_replying(monkeypatch, "Right. Score: 8")
+    env = _arithmetic([JUDGE])
+    _, reward, _, _, info = env.step(_answer(env))
+    assert reward == pytest.approx(0.4) and info["reward_raw_components"] == {"judge": 0.8}
+    assert "Reference answer" in seen[0] and "Compute" in seen[0]
+
+
+def test_a_judge_reply_without_a_score_is_an_error_not_a_zero(monkeypatch):
+    _judge_replying(monkeypatch, "I cannot tell.")
+    env = _arithmetic([JUDGE])
+    assert "gave no score after 2 attempts" in env.step(_answer(env))[4]["error"]
+
+
+def test_an_unreachable_judge_is_the_episodes_error():
+    judge = dict(JUDGE, base_url=f"http://127.0.0.1:{free_port()}/v1", retries=0, timeout=2.0)
+    env = _arithmetic([judge])
+    info = env.step(_answer(env))[4]
+    assert "judge 'judge' failed" in info["error"]
+
+
+def test_make_refuses_a_bad_spec_before_building_the_env():
+    with pytest.raises(ValueError, match=r"reward.components\[0\].weight must be a number"):
+        envgym.make("math/Arithmetic-v0", reward={"components": [{"name": "c", "source": "env", "weight": "x"}]})
+
