@@ -6,7 +6,9 @@ decision is explore vs exploit, not bookkeeping). The task also seeds the payoff
 the same pulls always pay the same (GRPO groups compare choices, not luck).
 
 Every turn spends one of the ``pulls`` in the budget, even a turn without a valid pull: a bandit does not
-wait. The budget is a rule the agent is told, so the episode terminates when it is spent.
+wait. The budget is a rule the agent is told, so the episode terminates when it is spent. So an invalid turn
+is never a free retry: it pays 0 (less ``invalid_penalty``) and uses a pull, while any valid pull pays 0 or 1
+with the same draw, so no mix of invalid turns ever earns more than pulling even the worst arm instead.
 
 Rewards per turn, as named components:
 
@@ -20,15 +22,13 @@ maximum expected reward, ``pulls * best_mean``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.envs.games.parsing import last_tag, parse_int, quote
 from envgym.tasks import ProceduralTaskSource
-
-PULL = re.compile(r"<pull>(.*?)</pull>", re.DOTALL | re.IGNORECASE)
 
 
 class Bandit(Env):
@@ -90,14 +90,20 @@ class Bandit(Env):
             info["answer"] = int(np.argmax(self.means)) + 1
         return [{"role": "user", "content": "\n".join(lines)}], reward_total(components), terminated, False, info
 
+    def reference_action(self) -> Action | None:
+        """The arm with the best hidden payoff probability: zero regret, the most payoff on every task."""
+        if self.task is None:
+            return None
+        return f"<pull>{int(np.argmax(self.means)) + 1}</pull>"
+
     def _parse_pull(self, text: str) -> tuple[int | None, str]:
-        found = PULL.findall(text)
-        if not found:
+        choice = last_tag(text, "pull")
+        if choice is None:
             return None, "I could not find a <pull>k</pull> tag."
-        choice = found[-1].strip()
-        if not choice.isdigit() or not 1 <= int(choice) <= self.arms:
-            return None, f"{choice[:20]!r} is not an arm number from 1 to {self.arms}."
-        return int(choice) - 1, ""
+        arm = parse_int(choice)
+        if arm is None or not 1 <= arm <= self.arms:
+            return None, f"{quote(choice, 20)} is not an arm number from 1 to {self.arms} (digits 0-9)."
+        return arm - 1, ""
 
     def _tally(self) -> str:
         parts = [f"arm {i + 1}: {wins}/{count}" for i, (wins, count) in

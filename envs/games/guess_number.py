@@ -8,28 +8,33 @@ The agent guesses a hidden integer with ``<guess>N</guess>``; each wrong guess i
 - ``format``: ``-invalid_penalty`` for a turn without a well-formed guess (``action_valid=False``; the
   feedback explains the format and the episode goes on).
 
+An invalid turn teaches nothing new, exactly like a wasted guess, so it costs at least as much
+(``invalid_penalty >= wasted_penalty``, both 0.1 by default): stalling with invalid turns until the turn limit
+never earns more than any sequence of legal guesses of the same length.
+
 Turn limits are the registry's job (``max_turns`` -> ``TimeLimit`` -> truncated), not the env's.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.envs.games.parsing import last_tag, parse_int, quote
 from envgym.tasks import ProceduralTaskSource
-
-GUESS = re.compile(r"<guess>\s*(-?\d{1,12})\s*</guess>")
 
 
 class GuessNumber(Env):
     description = "Guess a hidden integer from higher/lower feedback."
 
-    def __init__(self, low: int = 1, high: int = 100, wasted_penalty: float = 0.1, invalid_penalty: float = 0.0):
+    def __init__(self, low: int = 1, high: int = 100, wasted_penalty: float = 0.1, invalid_penalty: float = 0.1):
         if low >= high:
             raise ValueError(f"need low < high, got low={low}, high={high}")
+        if invalid_penalty < wasted_penalty:
+            raise ValueError(f"invalid_penalty ({invalid_penalty}) must be >= wasted_penalty ({wasted_penalty}), so an "
+                             "invalid turn never costs less than a wasted guess")
         self.low, self.high = low, high
         self.wasted_penalty, self.invalid_penalty = wasted_penalty, invalid_penalty
         self.tasks = ProceduralTaskSource(self._make_task)
@@ -49,16 +54,23 @@ class GuessNumber(Env):
         self.candidates = [self.low, self.high]  # the interval still consistent with the feedback
         return task.prompt(), {}
 
+    def reference_action(self) -> Action | None:
+        """Binary search: the middle of the interval the feedback leaves open (wins in ceil(log2 n) + 1 turns)."""
+        if self.task is None:
+            return None
+        lo, hi = self.candidates
+        return f"<guess>{(lo + hi) // 2}</guess>"
+
     def _step(self, action: Action) -> StepResult:
-        matches = GUESS.findall(action_text(action))
-        if not matches:
-            problem = "I could not find a guess."
+        text = last_tag(action_text(action), "guess")
+        guess = None if text is None else parse_int(text)
+        if guess is None:
+            problem = "I could not find a guess." if text is None else f"{quote(text)} is not an integer in digits 0-9."
             feedback = f"{problem} Reply with your guess as <guess>N</guess>, e.g. <guess>50</guess>."
             components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
             info = {"action_valid": False, "action_error": problem, "feedback": "invalid", "reward_components": components}
             return [{"role": "user", "content": feedback}], reward_total(components), False, False, info
 
-        guess = int(matches[-1])
         lo, hi = self.candidates
         components = {"correct": 0.0, "wasted": 0.0 if lo <= guess <= hi else -self.wasted_penalty}
         if guess == self.secret:

@@ -10,24 +10,29 @@ Rewards per turn, as named components:
 
 - ``outcome``: on the turn the game ends (terminated), +1 for a win, ``draw_reward`` for a draw, -1 for a
   loss; 0 on other turns. Against ``minimax`` the best reachable outcome is a draw.
-- ``format``: ``-invalid_penalty`` for a turn without a legal move (no tag, a cell outside 1-9, a taken
-  cell); ``action_valid=False``, the board is unchanged and the feedback says what is accepted.
 
-The registry's ``max_turns`` bounds the turns, invalid ones included (``truncated``).
+An illegal move (no ``<move>`` tag, anything but one ASCII digit 1-9, a taken cell) forfeits the game: it ends
+as a loss at -1 (``action_valid=False``, ``info["forfeit"] = True``, the feedback says what was wrong). So no
+illegal or stalling play ever earns more than the worst legal play, which also loses at -1; before, an illegal
+move left the board as it was and stalling to the turn limit scored 0, more than playing on to a loss.
+
+:meth:`TicTacToe.reference_action` plays the best move against *this* opponent: it looks ahead through the
+opponent's own rule and seeded random choices, so it wins whenever a win is reachable and never loses (a
+draw against ``minimax``, or where no win exists).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
-import re
 from typing import Any
 
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.envs.games.parsing import last_tag, quote
 from envgym.tasks import ProceduralTaskSource
 
-MOVE = re.compile(r"<move>(.*?)</move>", re.DOTALL | re.IGNORECASE)
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 EMPTY = "."
 OPPONENTS = ("random", "greedy", "minimax")
@@ -91,14 +96,15 @@ def render(board: str) -> str:
 class TicTacToe(Env):
     description = "TicTacToe against a scripted random, greedy or minimax opponent."
 
-    def __init__(self, opponent: str = "greedy", agent_first: bool | None = None, draw_reward: float = 0.0,
-                 invalid_penalty: float = 0.0):
+    def __init__(self, opponent: str = "greedy", agent_first: bool | None = None, draw_reward: float = 0.0):
         if opponent not in OPPONENTS:
             raise ValueError(f"unknown opponent {opponent!r}; choose one of {', '.join(OPPONENTS)}")
         if agent_first is not None and not isinstance(agent_first, bool):
             raise ValueError(f"agent_first must be True, False or None (drawn per task), got {agent_first!r}")
+        if not -1.0 <= draw_reward <= 1.0:
+            raise ValueError(f"draw_reward must be in [-1, 1] (between a loss and a win), got {draw_reward!r}")
         self.opponent, self.agent_first = opponent, agent_first
-        self.draw_reward, self.invalid_penalty = float(draw_reward), float(invalid_penalty)
+        self.draw_reward = float(draw_reward)
         self.tasks = ProceduralTaskSource(self._make_task)
 
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
@@ -107,7 +113,8 @@ class TicTacToe(Env):
         rules = (
             f"Let's play TicTacToe. You play {mark}, I play {other(mark)}; X moves first. Get three of your marks "
             "in a row, column or diagonal to win. The free cells show their numbers 1-9. "
-            "Answer with the cell you take in the form <move>5</move>."
+            "Answer with the cell you take in the form <move>5</move>. An illegal move (no such tag, "
+            "a taken cell, anything but a number 1-9) loses the game."
         )
         return Task(id=f"tictactoe-{self.opponent}-{index}", messages=[{"role": "user", "content": rules}],
                     metadata={"agent_mark": mark, "opponent": self.opponent,
@@ -125,13 +132,20 @@ class TicTacToe(Env):
         messages[-1]["content"] += f"\n\n{opening}\n{render(self.board)}\nYour move."
         return messages, {"agent_mark": self.agent_mark, "board": self.board}
 
+    def reference_action(self) -> Action | None:
+        """The move reaching the best outcome against this opponent's rule and seeded choices (see module)."""
+        if self.task is None or self._score(self.board) is not None:
+            return None
+        return f"<move>{self._lookahead(self.board, self.opponent_rng)[1] + 1}</move>"
+
     def _step(self, action: Action) -> StepResult:
         cell, problem = self._parse_move(action_text(action))
         if cell is None:
-            components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
-            feedback = f"{problem} Reply with a free cell as <move>N</move>.\n{render(self.board)}"
-            info = {"action_valid": False, "action_error": problem, "board": self.board, "reward_components": components}
-            return [{"role": "user", "content": feedback}], reward_total(components), False, False, info
+            components = {"outcome": -1.0}
+            feedback = f"{problem} That is an illegal move, so you forfeit: I win.\n{render(self.board)}"
+            info = {"action_valid": False, "action_error": problem, "board": self.board, "outcome": "loss",
+                    "forfeit": True, "correct": False, "reward_components": components}
+            return [{"role": "user", "content": feedback}], reward_total(components), True, False, info
 
         self.board = place(self.board, cell, self.agent_mark)
         info: dict[str, Any] = {"action_valid": True, "move": cell + 1}
@@ -153,12 +167,12 @@ class TicTacToe(Env):
         return messages, reward_total(components), outcome is not None, False, info
 
     def _parse_move(self, text: str) -> tuple[int | None, str]:
-        moves = MOVE.findall(text)
-        if not moves:
+        move = last_tag(text, "move")
+        if move is None:
             return None, "I could not find a <move>N</move> tag."
-        move = moves[-1].strip()
-        if not re.fullmatch(r"[1-9]", move):
-            return None, f"{move[:20]!r} is not a cell number from 1 to 9."
+        move = move.strip()
+        if len(move) != 1 or not "1" <= move <= "9":  # one ASCII digit: no int() of other scripts' digits
+            return None, f"{quote(move, 20)} is not a cell number from 1 to 9."
         cell = int(move) - 1
         if self.board[cell] != EMPTY:
             return None, f"Cell {move} is already taken."
@@ -170,15 +184,43 @@ class TicTacToe(Env):
             return "win" if mark == self.agent_mark else "loss"
         return "draw" if not free_cells(self.board) else None
 
+    def _score(self, board: str) -> float | None:
+        """The agent's reward if the game on ``board`` is over, else ``None``."""
+        mark = winner(board)
+        if mark is not None:
+            return 1.0 if mark == self.agent_mark else -1.0
+        return None if free_cells(board) else self.draw_reward
+
+    def _lookahead(self, board: str, rng: np.random.Generator) -> tuple[float, int]:
+        """(best reachable score, the 0-based cell reaching it) with the agent to move; the opponent is simulated
+        exactly, on copies of its random generator, so the score is what playing the cell will get."""
+        best: tuple[float, int] | None = None
+        for cell in free_cells(board):
+            after = place(board, cell, self.agent_mark)
+            score = self._score(after)
+            if score is None:
+                reply_rng = copy.deepcopy(rng)
+                after = place(after, self._opponent_choice(after, reply_rng), other(self.agent_mark))
+                score = self._score(after)
+                if score is None:
+                    score = self._lookahead(after, reply_rng)[0]
+            if best is None or score > best[0]:
+                best = (score, cell)
+        assert best is not None, "lookahead on a finished board"
+        return best
+
     def _opponent_move(self) -> int:
+        cell = self._opponent_choice(self.board, self.opponent_rng)
+        self.board = place(self.board, cell, other(self.agent_mark))
+        return cell
+
+    def _opponent_choice(self, board: str, rng: np.random.Generator) -> int:
+        """The opponent's cell on ``board``; draws from ``rng`` exactly once."""
         mark = other(self.agent_mark)
         if self.opponent == "minimax":
-            choices = minimax_moves(self.board, mark)
+            choices = minimax_moves(board, mark)
         elif self.opponent == "greedy":
-            choices = (winning_cells(self.board, mark) or winning_cells(self.board, self.agent_mark)
-                       or free_cells(self.board))
+            choices = winning_cells(board, mark) or winning_cells(board, self.agent_mark) or free_cells(board)
         else:
-            choices = free_cells(self.board)
-        cell = choices[int(self.opponent_rng.integers(len(choices)))]
-        self.board = place(self.board, cell, mark)
-        return cell
+            choices = free_cells(board)
+        return choices[int(rng.integers(len(choices)))]

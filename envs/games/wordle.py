@@ -18,11 +18,15 @@ import numpy as np
 
 from envgym.core import Task
 from envgym.envs.games.code_breaking import CodeBreakingGame
+from envgym.envs.games.parsing import quote
 from envgym.envs.games.wordle_words import WORDS
 from envgym.tasks import ProceduralTaskSource
 
 WORD_LENGTH = 5
 FIVE_LETTERS = re.compile(r"[a-z]{5}")
+FIVE_ASCII_LETTERS = re.compile(r"[A-Za-z]{5}")  # checked before lower(), which maps some non-ASCII letters to a-z
+OPENER = "trace"  # the guess splitting the shipped list into the most patterns, precomputed (it takes seconds)
+SPLIT_SEARCH_LIMIT = 300  # above this many candidates, ranking guesses by their splits costs too much per turn
 
 
 def feedback_pattern(guess: str, secret: str) -> str:
@@ -45,7 +49,7 @@ class Wordle(CodeBreakingGame):
     guess_example = "<guess>crane</guess>"
 
     def __init__(self, max_guesses: int = 6, require_known_word: bool = False, repeat_penalty: float = 0.1,
-                 invalid_penalty: float = 0.0, words: Sequence[str] | None = None):
+                 invalid_penalty: float = 0.1, words: Sequence[str] | None = None):
         super().__init__(max_guesses, repeat_penalty, invalid_penalty)
         words = WORDS if words is None else tuple(words)
         bad = [word for word in words if not isinstance(word, str) or not FIVE_LETTERS.fullmatch(word)]
@@ -69,12 +73,23 @@ class Wordle(CodeBreakingGame):
                     metadata={"max_guesses": self.max_guesses})
 
     def _parse_guess(self, text: str) -> tuple[str | None, str]:
+        if not FIVE_ASCII_LETTERS.fullmatch(text.strip()):
+            return None, f"Your guess {quote(text)} is not a word of exactly five letters a-z."
         word = text.strip().lower()
-        if not FIVE_LETTERS.fullmatch(word):
-            return None, f"Your guess {text.strip()[:40]!r} is not a word of exactly five letters a-z."
         if self.require_known_word and word not in self.known_words:
             return None, f"{word.upper()} is not in my word list."
         return word, ""
+
+    def _solver_guess(self) -> str:
+        """Among the listed words consistent with every pattern so far, the one splitting them into the most
+        patterns (the shipped list's opener is precomputed): solves each of the 736 secrets within 5 guesses."""
+        if not self.guesses and OPENER in self.known_words:
+            return OPENER
+        candidates = [word for word in self.words
+                      if all(feedback_pattern(guess, word) == feedback_pattern(guess, self.secret) for guess in self.guesses)]
+        if len(candidates) > SPLIT_SEARCH_LIMIT:
+            return candidates[0]
+        return max(candidates, key=lambda guess: len({feedback_pattern(guess, word) for word in candidates}))
 
     def _score(self, guess: str) -> tuple[str, dict[str, Any]]:
         pattern = feedback_pattern(guess, self.secret)

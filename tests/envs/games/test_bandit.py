@@ -91,7 +91,10 @@ def test_a_wasted_turn_does_not_change_what_later_pulls_pay():
 
 @pytest.mark.parametrize("action, problem", [
     ("1", "could not find"), ("<pull>0</pull>", "not an arm number"), ("<pull>6</pull>", "not an arm number"),
-    ("<pull>two</pull>", "not an arm number"),
+    ("<pull>two</pull>", "not an arm number"), ("<pull>²</pull>", "not an arm number"),
+    ("<pull>٣</pull>", "not an arm number"), ("<pull>３</pull>", "not an arm number"), ("<pull>३</pull>", "not an arm number"),
+    ("<pull>-0</pull>", "not an arm number"), ("<pull>nan</pull>", "not an arm number"),
+    ("<pull>" + "9" * 50_000 + "</pull>", "not an arm number"), ("<pull>2", "could not find"),
 ])
 def test_a_pull_of_no_arm_is_invalid_and_costs_the_penalty(action, problem):
     env = envgym.make("games/Bandit-v0", invalid_penalty=0.5)
@@ -99,6 +102,13 @@ def test_a_pull_of_no_arm_is_invalid_and_costs_the_penalty(action, problem):
     messages, reward, terminated, _, info = env.step(action)
     assert info["action_valid"] is False and problem in info["action_error"] and reward == -0.5 and not terminated
     assert info["pulls_left"] == 19 and "<pull>k</pull>" in messages[0]["content"]
+
+
+def test_the_reference_pulls_the_best_arm_with_zero_regret(play):
+    env = envgym.make("games/Bandit-v0")
+    for index in TASKS:
+        steps = play(env, lambda messages, info: env.reference_action(), index)
+        assert len(steps) == 20 and steps[-1].info["cumulative_regret"] == 0.0
 
 
 def test_the_last_turn_reveals_the_best_arm():

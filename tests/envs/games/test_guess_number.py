@@ -42,6 +42,24 @@ def test_binary_search_wins_within_log2_turns_with_reward_only_on_the_last_turn(
         assert all(reward == 0.0 and info["action_valid"] for reward, info in misses)
 
 
+def test_the_reference_is_binary_search_and_always_wins_in_time(play):
+    env = envgym.make("games/GuessNumber-v0")
+    for seed in SEEDS:
+        steps = play(env, lambda messages, info: env.reference_action(), seed)
+        assert steps[-1].info["correct"] and sum(s.reward for s in steps) == 1.0 and len(steps) <= 7
+
+
+def test_negative_zero_is_the_guess_zero():
+    env = envgym.make("games/GuessNumber-v0", low=-5, high=5)
+    env.reset(seed=0)
+    assert env.step("<guess>-0</guess>")[4]["guess"] == 0
+
+
+def test_an_invalid_turn_cheaper_than_a_wasted_guess_is_rejected():
+    with pytest.raises(ValueError, match="invalid_penalty .* must be >= wasted_penalty"):
+        envgym.make("games/GuessNumber-v0", invalid_penalty=0.0)
+
+
 def test_repeating_a_ruled_out_guess_costs_the_wasted_penalty():
     env = envgym.make("games/GuessNumber-v0")
     env.reset(seed=0, options={"task_index": 0})
@@ -54,11 +72,13 @@ def test_repeating_a_ruled_out_guess_costs_the_wasted_penalty():
     assert not terminated
 
 
-@pytest.mark.parametrize("action", ["", "fifty", "<guess>fifty</guess>", "<guess>50"])
-def test_a_malformed_guess_is_marked_invalid_and_the_episode_goes_on(action):
+@pytest.mark.parametrize("action", ["", "fifty", "<guess>fifty</guess>", "<guess>50", "<guess>٥٠</guess>",
+                                    "<guess>５０</guess>", "<guess>⁵⁰</guess>", "<guess>५०</guess>", "<guess>nan</guess>",
+                                    "<guess>50.0</guess>", "<guess>1" + "0" * 100_000 + "</guess>"])
+def test_a_malformed_guess_costs_as_much_as_a_wasted_guess_and_the_episode_goes_on(action):
     env = envgym.make("games/GuessNumber-v0")
     env.reset(seed=0)
     messages, reward, terminated, truncated, info = env.step(action)
     assert info["action_valid"] is False
-    assert reward == 0.0 and not terminated and not truncated
+    assert reward == pytest.approx(-0.1) and not terminated and not truncated
     assert "<guess>N</guess>" in messages[0]["content"]

@@ -51,11 +51,12 @@ def test_consistent_guess_solver_wins_every_task_within_the_budget(play):
         assert [s.reward for s in steps] == [0.0] * (len(steps) - 1) + [1.0]
 
 
-def test_random_text_never_scores(play):
+def test_random_text_spends_every_guess_and_loses_at_the_invalid_penalty(play):
     env = envgym.make("games/Mastermind-v0")
     env.action_space.seed(0)
-    rewards = [sum(s.reward for s in play(env, lambda m, i: env.action_space.sample(), index)) for index in TASKS]
-    assert rewards == [0.0] * len(TASKS)
+    results = [play(env, lambda m, i: env.action_space.sample(), index) for index in TASKS]
+    assert all(len(steps) == 10 and steps[-1].terminated for steps in results)
+    assert [sum(s.reward for s in steps) for steps in results] == pytest.approx([-1.0] * len(TASKS))
 
 
 def test_random_codes_almost_never_win(play):
@@ -73,12 +74,14 @@ def test_separators_between_pegs_are_optional(text):
     assert env.step(f"<guess>{text}</guess>")[4]["guess"] == "1234"
 
 
-@pytest.mark.parametrize("text", ["1 2 3", "1 2 3 4 5", "1 2 3 7", "0 1 2 3", "red blue green red", "12 3 4 5"])
-def test_a_malformed_code_is_invalid_and_uses_no_guess(text):
+@pytest.mark.parametrize("text", ["1 2 3", "1 2 3 4 5", "1 2 3 7", "0 1 2 3", "red blue green red", "12 3 4 5",
+                                  "١٢٣٤", "１２３４", "¹²³⁴", "1 2 3 4 " * 10_000, "nan", "-0"],
+                         ids=lambda text: text[:12])
+def test_a_malformed_code_is_invalid_and_uses_up_a_guess(text):
     env = envgym.make("games/Mastermind-v0", invalid_penalty=0.5)
     env.reset(seed=0)
     messages, reward, terminated, _, info = env.step(f"<guess>{text}</guess>")
-    assert info["action_valid"] is False and info["guesses_left"] == 10 and reward == -0.5 and not terminated
+    assert info["action_valid"] is False and info["guesses_left"] == 9 and reward == -0.5 and not terminated
     assert "4 colours from 1 to 6" in messages[0]["content"]
 
 
@@ -96,6 +99,19 @@ def test_a_repeated_guess_costs_the_repeat_penalty():
     wrong = next(code for code in ALL_CODES if code != env.unwrapped.secret)
     env.step(f"<guess>{wrong}</guess>")
     assert env.step(f"<guess>{wrong}</guess>")[1] == pytest.approx(-0.1)
+
+
+def test_the_reference_solver_wins_every_task_within_the_budget(play):
+    env = envgym.make("games/Mastermind-v0")
+    for index in TASKS:
+        steps = play(env, lambda messages, info: env.reference_action(), index)
+        assert steps[-1].info["correct"] and sum(s.reward for s in steps) == 1.0 and len(steps) <= 10
+
+
+def test_the_reference_on_a_board_too_big_to_enumerate_is_still_a_winning_guess():
+    env = envgym.make("games/Mastermind-v0", code_length=12, colors=9)
+    env.reset(seed=0, options={"task_index": 0})
+    assert env.step(env.reference_action())[4]["correct"] is True
 
 
 def test_other_board_sizes_make_codes_of_that_shape():

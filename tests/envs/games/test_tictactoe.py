@@ -75,11 +75,34 @@ def test_random_moves_never_beat_minimax(play):
     assert max(scores) <= 0.0 and sum(scores) / len(scores) < -0.5
 
 
-def test_random_text_never_scores(play):
+def test_random_text_forfeits_every_game_at_the_reward_of_a_loss(play):
     env = envgym.make("games/TicTacToe-v0")
     env.action_space.seed(0)
     results = [play(env, lambda m, i: env.action_space.sample(), index) for index in TASKS]
-    assert all(sum(s.reward for s in steps) == 0.0 and steps[-1].truncated for steps in results)
+    assert all(len(steps) == 1 and steps[0].terminated and steps[0].reward == -1.0 for steps in results)
+
+
+@pytest.mark.parametrize("opponent", OPPONENTS)
+def test_an_illegal_move_at_any_point_never_scores_more_than_the_worst_legal_play(play, opponent):
+    env = envgym.make("games/TicTacToe-v0", opponent=opponent)
+    for index in TASKS:
+        for legal_moves in range(4):
+            player, turns = MinimaxPlayer(), []
+
+            def stall_after(messages, info):
+                turns.append(player(messages, info))
+                return turns[-1] if len(turns) <= legal_moves else "<move>5</move> <move>centre</move>"
+
+            steps = play(env, stall_after, index)
+            if steps[-1].info["action_valid"] is False:  # (a legal game may end before the illegal move comes)
+                assert steps[-1].terminated and sum(s.reward for s in steps) == -1.0  # a loss: legal play's worst
+
+
+def test_the_reference_wins_every_game_it_can_and_draws_against_minimax(play):
+    for opponent, score in [("random", 1.0), ("greedy", 1.0), ("minimax", 0.0)]:
+        env = envgym.make("games/TicTacToe-v0", opponent=opponent)
+        totals = [sum(s.reward for s in play(env, lambda messages, info: env.reference_action(), index)) for index in TASKS]
+        assert totals == [score] * len(TASKS), opponent
 
 
 def test_the_winning_move_ends_the_game_with_reward_one():
@@ -113,22 +136,30 @@ def test_greedy_opponent_blocks_an_immediate_threat():
 
 @pytest.mark.parametrize("action, problem", [
     ("5", "could not find"), ("<move>0</move>", "not a cell number"), ("<move>10</move>", "not a cell number"),
-    ("<move>centre</move>", "not a cell number"),
-])
-def test_a_move_that_is_no_cell_is_invalid_and_leaves_the_board_unchanged(action, problem):
-    env = envgym.make("games/TicTacToe-v0", agent_first=True, invalid_penalty=0.5)
+    ("<move>centre</move>", "not a cell number"), ("<move>٥</move>", "not a cell number"),
+    ("<move>５</move>", "not a cell number"), ("<move>⁵</move>", "not a cell number"), ("<move>५</move>", "not a cell number"),
+    ("<move>-0</move>", "not a cell number"), ("<move>5", "could not find"), ("<move>" * 15_000, "could not find"),
+], ids=lambda value: value[:16])
+def test_a_move_that_is_no_cell_forfeits_the_game_as_a_loss(action, problem):
+    env = envgym.make("games/TicTacToe-v0", agent_first=True)
     env.reset(seed=0)
     messages, reward, terminated, _, info = env.step(action)
-    assert info["action_valid"] is False and problem in info["action_error"] and reward == -0.5 and not terminated
-    assert info["board"] == "." * 9 and "<move>N</move>" in messages[0]["content"]
+    assert info["action_valid"] is False and problem in info["action_error"] and info["forfeit"] is True
+    assert reward == -1.0 and terminated and info["outcome"] == "loss" and info["board"] == "." * 9
+    assert "forfeit" in messages[0]["content"]
 
 
-def test_a_taken_cell_is_invalid():
+def test_a_taken_cell_forfeits_the_game():
     env = envgym.make("games/TicTacToe-v0", agent_first=True)
     env.reset(seed=0)
     env.step("<move>5</move>")
-    _, _, _, _, info = env.step("<move>5</move>")
-    assert info["action_valid"] is False and "already taken" in info["action_error"]
+    _, reward, terminated, _, info = env.step("<move>5</move>")
+    assert info["action_valid"] is False and "already taken" in info["action_error"] and (reward, terminated) == (-1.0, True)
+
+
+def test_a_draw_reward_outside_loss_to_win_is_rejected():
+    with pytest.raises(ValueError, match="draw_reward must be in"):
+        envgym.make("games/TicTacToe-v0", draw_reward=-2.0)
 
 
 @pytest.mark.parametrize("agent_first, mark", [(True, "X"), (False, "O")])

@@ -60,11 +60,12 @@ def test_filtering_solver_wins_every_task_within_six_guesses(play):
         assert [s.reward for s in steps] == [0.0] * (len(steps) - 1) + [1.0]
 
 
-def test_random_text_never_scores(play):
+def test_random_text_spends_every_guess_and_loses_at_the_invalid_penalty(play):
     env = envgym.make("games/Wordle-v0")
     env.action_space.seed(0)
-    rewards = [sum(s.reward for s in play(env, lambda m, i: env.action_space.sample(), index)) for index in TASKS]
-    assert rewards == [0.0] * len(TASKS)
+    results = [play(env, lambda m, i: env.action_space.sample(), index) for index in TASKS]
+    assert all(len(steps) == 6 and steps[-1].terminated for steps in results)
+    assert [sum(s.reward for s in steps) for steps in results] == pytest.approx([-0.6] * len(TASKS))
 
 
 def test_random_words_almost_never_win(play):
@@ -103,12 +104,13 @@ def test_a_repeated_guess_uses_a_guess_and_costs_the_repeat_penalty():
     assert reward == pytest.approx(-0.1) and info["guesses_left"] == 4
 
 
-@pytest.mark.parametrize("action", ["crane", "<guess>cranes</guess>", "<guess>cr4ne</guess>", "<guess></guess>"])
-def test_a_malformed_guess_is_invalid_and_uses_no_guess(action):
+@pytest.mark.parametrize("action", ["crane", "<guess>cranes</guess>", "<guess>cr4ne</guess>", "<guess></guess>",
+                                    "<guess>ｃｒａｎｅ</guess>", "<guess>\u212arane</guess>"])
+def test_a_malformed_guess_is_invalid_and_uses_up_a_guess(action):
     env = envgym.make("games/Wordle-v0", invalid_penalty=0.5)
     env.reset(seed=0)
     messages, reward, terminated, truncated, info = env.step(action)
-    assert info["action_valid"] is False and info["guesses_left"] == 6
+    assert info["action_valid"] is False and info["guesses_left"] == 5
     assert reward == -0.5 and not terminated and not truncated
     assert "<guess>crane</guess>" in messages[0]["content"]
 
@@ -124,11 +126,19 @@ def test_unknown_words_are_rejected_only_when_the_word_list_is_required():
     assert lenient.step("<guess>qzxvw</guess>")[4]["action_valid"] is True
 
 
-def test_invalid_turns_run_into_the_registry_turn_limit_as_truncation():
-    env = envgym.make("games/Wordle-v0", max_turns=3)
+def test_invalid_turns_spend_the_guess_budget_and_lose_the_game_before_the_turn_limit():
+    env = envgym.make("games/Wordle-v0")
     env.reset(seed=0)
-    results = [env.step("no guess here") for _ in range(3)]
-    assert [r[3] for r in results] == [False, False, True] and not any(r[2] for r in results)
+    results = [env.step("no guess here") for _ in range(6)]
+    assert [r[2] for r in results] == [False] * 5 + [True] and not any(r[3] for r in results)
+    assert sum(r[1] for r in results) == pytest.approx(-0.6) and results[-1][4]["answer"] == env.unwrapped.secret
+
+
+def test_the_reference_solver_wins_every_task_within_the_budget(play):
+    env = envgym.make("games/Wordle-v0")
+    for index in TASKS:
+        steps = play(env, lambda messages, info: env.reference_action(), index)
+        assert steps[-1].info["correct"] and sum(s.reward for s in steps) == 1.0 and len(steps) <= 6
 
 
 def test_a_word_list_with_a_bad_entry_is_rejected_with_what_is_accepted():
