@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from typing import Any
@@ -15,14 +16,32 @@ def machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
 
 
+class WorkerFailed(RuntimeError):
+    """A benchmark worker exited without its JSON line. ``error`` is the exception it died of (``"Type: message"``,
+    the last one in its stderr) and ``functions`` the functions its traceback went through, so a caller can say
+    which side failed where (a peer's failure is reported, never hidden, and never taken for ours)."""
+
+    def __init__(self, what: str, returncode: int, stderr: str):
+        self.returncode, self.stderr = returncode, stderr
+        errors = _EXCEPTION_LINE.findall(stderr)
+        self.error = errors[-1].strip() if errors else f"exit status {returncode}"
+        self.functions = _TRACEBACK_FUNCTION.findall(stderr)
+        super().__init__(f"the {what} worker failed (exit {returncode}):\n{stderr[-3000:]}")
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b.*)$", re.M)
+_TRACEBACK_FUNCTION = re.compile(r'File "[^"]+", line \d+, in (\w+)')
+
+
 def run_worker(call: str, what: str) -> dict[str, Any]:
     """Run ``call`` (a Python statement that prints one JSON line) in a fresh interpreter and return that line:
-    each side of a comparison gets a process of its own, so its peak memory and imports are its own."""
+    each side of a comparison gets a process of its own, so its peak memory and imports are its own. Raises
+    :class:`WorkerFailed` when the worker dies."""
     process = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True,
                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
     if process.returncode != 0 or not lines:
-        raise RuntimeError(f"the {what} worker failed (exit {process.returncode}):\n{process.stderr[-3000:]}")
+        raise WorkerFailed(what, process.returncode, process.stderr)
     return json.loads(lines[-1])
 
 

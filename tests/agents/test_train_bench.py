@@ -1,5 +1,7 @@
-"""``envgym bench train``: bad options are refused before anything runs; the pairings really train each side
-with the engine they are named after (TRL's colocated vLLM included; `pytest -m vllm` in .venv-vllm)."""
+"""``envgym bench train``: bad options are refused before anything runs; both sides get the same settings where
+the defaults differ; a peer that fails is a skipped pairing with its reason, ours failing is a failure; the
+pairings really train each side with the engine they are named after (TRL's colocated vLLM included, where it
+works on the machine; `pytest -m vllm` in .venv-vllm)."""
 
 import importlib.util
 import json
@@ -31,20 +33,86 @@ def test_the_vllm_pairing_without_vllm_says_how_to_get_it():
     assert "setup-vllm.sh" in result.output
 
 
+def test_trl_gets_our_settings_where_its_defaults_differ():
+    trl = pytest.importorskip("trl")
+    from envgym.agents.train_bench import MATCHED_SETTINGS, envgym_config, trl_arguments
+
+    ours = envgym_config(2)
+    for engine in ("transformers", "vllm"):
+        theirs = trl.GRPOConfig(**trl_arguments("unused", 2, engine))
+        assert theirs.gradient_checkpointing is ours.gradient_checkpointing is MATCHED_SETTINGS["gradient_checkpointing"]
+    assert theirs.vllm_importance_sampling_correction is ours.importance_sampling_correction is False
+
+
+def fake_workers(monkeypatch, failing_side):
+    """bench train with workers that return numbers at once, ``failing_side``'s dying as TRL's vLLM sync does."""
+    pytest.importorskip("trl")
+    from envgym.agents import train_bench
+    from envgym.benchmarks.report import WorkerFailed
+
+    stderr = ('Traceback (most recent call last):\n  File "vllm_generation.py", line 511, in sync_weights\n'
+              "[rank0]: AttributeError: 'Parameter' object has no attribute 'weight_loader'\n")
+
+    def worker(side, engine, model_path, steps):
+        if side == failing_side:
+            raise WorkerFailed(f"{side} ({engine})", 1, stderr)
+        return {"seconds_per_step": 1.0, "step_seconds": [2.0, 1.0], "peak_rss_mb": 100.0, "generator": "fake"}
+
+    monkeypatch.setattr(train_bench, "_run_worker", worker)
+    monkeypatch.setattr(train_bench, "build_bench_model", lambda path: str(path))
+    return CliRunner().invoke(app, ["bench", "train", "--engine", "transformers", "--steps", "2", "--json"])
+
+
+def test_a_peer_that_fails_is_a_skipped_pairing_with_the_reason_and_our_numbers(monkeypatch):
+    result = fake_workers(monkeypatch, failing_side="trl")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    reason = report["skipped"]["trl-transformers"]
+    assert "AttributeError: 'Parameter' object has no attribute 'weight_loader'" in reason
+    assert report["pairings"]["transformers"]["trl"] == {"skipped": reason}
+    assert report["pairings"]["transformers"]["envgym"]["seconds_per_step"] == 1.0
+    assert report["targets"]["pairings_measured"] == [] and report["targets"]["met"] is None
+    assert report["settings"] == {"gradient_checkpointing": False, "importance_sampling_correction": False}
+
+
+def test_our_side_failing_fails_the_benchmark(monkeypatch):
+    result = fake_workers(monkeypatch, failing_side="envgym")
+    assert result.exit_code != 0
+    assert "weight_loader" in str(result.exception)
+
+
+def test_the_reason_names_trls_weight_sync_when_that_is_where_it_died():
+    from envgym.agents.train_bench import peer_failure_reason
+    from envgym.benchmarks.report import WorkerFailed
+
+    failure = WorkerFailed("trl (vllm)", 1, '  File "x.py", line 1, in sync_weights\nAttributeError: no weight_loader\n')
+    assert peer_failure_reason("vllm", failure) == ("TRL's vLLM colocate weight sync failed on this machine: "
+                                                    "AttributeError: no weight_loader")
+
+
 @pytest.mark.vllm
 def test_both_pairings_train_each_side_with_the_engine_they_are_named_after():
+    """Where TRL's colocated vLLM fails on this machine (its weight sync on vLLM's CPU backend with oneDNN), the
+    pairing still measures our side and says why TRL's was skipped."""
     pytest.importorskip("vllm")
     pytest.importorskip("trl")
     result = CliRunner().invoke(app, ["bench", "train", "--steps", "2", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])
     pairings = report["pairings"]
-    assert report["targets"]["pairings_measured"] == ["transformers", "vllm"]
     assert pairings["transformers"]["envgym"]["generator"] == "TransformersPolicy"
     assert pairings["transformers"]["trl"]["generator"] == "LlamaForCausalLM"
     assert pairings["vllm"]["envgym"]["generator"] == "VLLMPolicy"
-    assert pairings["vllm"]["trl"]["generator"] == "LLM (colocate)"
+    if "trl-vllm" in report["skipped"]:
+        assert report["skipped"]["trl-vllm"].startswith("TRL's vLLM colocate")
+        assert pairings["vllm"]["trl"] == {"skipped": report["skipped"]["trl-vllm"]}
+        assert report["targets"]["pairings_measured"] == ["transformers"]
+    else:
+        assert pairings["vllm"]["trl"]["generator"] == "LLM (colocate)"
+        assert report["targets"]["pairings_measured"] == ["transformers", "vllm"]
     for pairing in pairings.values():
         for side in ("envgym", "trl"):
-            assert len(pairing[side]["step_seconds"]) == 2 and pairing[side]["seconds_per_step"] > 0
-        assert pairing["speed_ratio"] == pairing["envgym"]["seconds_per_step"] / pairing["trl"]["seconds_per_step"]
+            if "skipped" not in pairing[side]:
+                assert len(pairing[side]["step_seconds"]) == 2 and pairing[side]["seconds_per_step"] > 0
+        if "speed_ratio" in pairing:
+            assert pairing["speed_ratio"] == pairing["envgym"]["seconds_per_step"] / pairing["trl"]["seconds_per_step"]
