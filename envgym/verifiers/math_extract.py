@@ -1,10 +1,12 @@
 """Where the final answer is in a model response: ``\\boxed{}``, Minerva's "The final answer is X. I hope it is
-correct.", ``#### X``, "the answer is X", and (opt-in) the last math span or the last number.
+correct.", ``#### X``, ``<answer>X</answer>``, "the answer is X", the last display math, and (opt-in) the last
+math span or the last number.
 
 Formats are tried in order; a tuple of formats is one tier in which the answer written last wins (a model that
 boxes an intermediate value and then states "The final answer is 7. I hope it is correct." means 7). Several
-``\\boxed{}`` written together (``\\boxed{1}, \\boxed{2}``, ``\\boxed{1} and \\boxed{2}``) are one answer, the
-list ``1, 2``; boxes separated by prose are not.
+``\\boxed{}`` written together (``\\boxed{1}, \\boxed{2}``, ``\\boxed{1} and \\boxed{2}``, ``\\boxed{3} or maybe
+\\boxed{4}``) are one answer, the list ``1, 2``; boxes separated by prose are not (the later one revises the
+earlier). Extraction is linear in the response and reads at most its last ``MAX_SCAN_CHARS`` characters.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import re
 from collections.abc import Sequence
 from typing import Callable, Union
 
-from envgym.verifiers.math_normalize import find_braced
-
 FormatSpec = Union[str, Sequence[str]]
-ANSWER_FORMATS: tuple[FormatSpec, ...] = (("boxed", "minerva"), "gsm8k", "answer_is")
-"""The default: the last ``\\boxed{}`` or Minerva answer (whichever is written later), then ``#### x``, then
-"the answer is x". These are explicit final-answer markers; a response without one has no answer."""
+ANSWER_FORMATS: tuple[FormatSpec, ...] = (("boxed", "minerva"), "gsm8k", ("answer_tag", "answer_is"), "display_math")
+"""The default: the last ``\\boxed{}`` or Minerva answer (whichever is written later), then ``#### x``, then an
+``<answer>`` tag or "the answer is x" (the later), then the last display math (``\\[x\\]``, ``$$x$$``). These
+are explicit final-answer markers; a response without one has no answer."""
+
+STRICT_FORMATS: tuple[FormatSpec, ...] = ("boxed",)
+"""Only ``\\boxed{}``, the format the math envs' prompts ask for: for training where following the format is part
+of the reward (an answer in any other form is no answer)."""
 
 LENIENT_FORMATS: tuple[FormatSpec, ...] = (*ANSWER_FORMATS, ("last_math", "last_number"))
 """The default plus Math-Verify's unanchored fallback: the last math span or number, whichever comes last.
@@ -27,18 +32,16 @@ Useful for grading short answers and gold fields; in RL it rewards answers burie
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*(\{)?")
 _GSM8K = re.compile(r"####\s*(?P<answer>[^\n]+)")
 # Minerva's prompt format ends every solution with this sentence; "I hope" marks where the answer stops.
-_MINERVA = re.compile(r"final answer is\s*:?\s*(?P<answer>[^\n]*?)\s*\.?\s*I hope", re.IGNORECASE)
+_MINERVA = re.compile(r"final answer is\s*:?\s*(?P<answer>[^\n]{0,1000}?)\s*\.?\s*I hope", re.IGNORECASE)
 _FINAL_ANSWER_IS = re.compile(r"final answer\b(?:(?!I hope)[^\n]){0,100}?\s+is\s*:?\s*(?P<answer>[^\n]+)",
                               re.IGNORECASE)
 _ANSWER_IS = re.compile(r"\banswer\s*(?:is|:)\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE)
-_MATH_SPAN = re.compile(
-    r"(?<!\\)\$\$(?P<display_dollar>.+?)(?<!\\)\$\$"
-    r"|(?<!\\)\\\[(?P<display_bracket>.+?)(?<!\\)\\\]"
-    r"|(?<![\\\d])\$(?P<inline_dollar>(?:\\\$|[^\n$])+?)(?<!\\)\$"
-    r"|(?<!\\)\\\((?P<inline_paren>(?:[^\n\\]|\\(?!\)))+?)(?<!\\)\\\)"
-    r"|(?P<fraction>-?\\[dt]?frac\{-?\d+(?:[.,]\d+)?\}\{-?\d+(?:[.,]\d+)?\})",  # a bare \frac{1}{2} outside $...$
-    re.DOTALL,
-)
+# A bare \frac{1}{2} outside any math span is an answer too (digits only, so the match is short).
+_BARE_FRACTION = re.compile(r"-?\\[dt]?frac\{-?\d+(?:[.,]\d+)?\}\{-?\d+(?:[.,]\d+)?\}")
+# Math delimiters and line ends, found in one pass; an escaped dollar (\$) is text.
+_DELIMITER = re.compile(r"(?<!\\)(?:\$\$|\$|\\\[|\\\]|\\\(|\\\))|\n")
+_CLOSER = {"$$": "$$", "\\[": "\\]", "$": "$", "\\(": "\\)"}
+_DISPLAY = ("$$", "\\[")
 _PERCENT_AFTER = re.compile(r"\s*(?:\\?%|percent(?:age)?\b|pct\b)", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.,\\^_{])-?[$€£¥₹]?"
@@ -53,24 +56,32 @@ _FIRST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?")
 _SHORT_ANSWER_WORDS = 4
 
 
+MAX_SCAN_CHARS = 20_000
+"""Only the last this-many characters of a response (after ``</think>``) are searched for its answer: the final
+answer is at the end, and the bound makes extraction cost the same for a 100 KB response as for a 20 KB one."""
+
+_MAX_PHRASE_CHARS = 1000  # how far after "the answer is" / "final answer is" the answer may run
+
+
 def extract_answer(text: str, formats: Sequence[FormatSpec] = ANSWER_FORMATS) -> str | None:
     """The final answer in a model response, or None if there is none.
 
-    Only the text after the last ``</think>`` is searched (an unclosed ``<think>`` means no answer yet).
-    ``formats`` are tried in order; a tuple of format names is one tier where the answer written last wins.
-    Names: ``"boxed"`` (the last ``\\boxed{}``/``\\fbox{}``, braces matched; adjacent boxes form one list),
-    ``"minerva"`` ("The final answer is X. I hope it is correct."), ``"gsm8k"`` (the last ``#### x``),
-    ``"answer_is"`` ("final answer: ... is x", "the answer is x", "Answer: x"), ``"last_math"`` (the last
-    ``$..$``, ``$$..$$``, ``\\(..\\)`` or ``\\[..\\]``), ``"last_number"`` (the last number). See
-    ``ANSWER_FORMATS`` (the default) and ``LENIENT_FORMATS``.
+    Only the text after the last ``</think>`` is searched (an unclosed ``<think>`` means no answer yet), and of
+    it only the last ``MAX_SCAN_CHARS`` characters; every extractor is linear in that text, so no response can
+    make extraction slow. ``formats`` are tried in order; a tuple of format names is one tier where the answer
+    written last wins. Names: ``"boxed"`` (the last ``\\boxed{}``/``\\fbox{}``, braces matched; adjacent boxes
+    form one list), ``"minerva"`` ("The final answer is X. I hope it is correct."), ``"gsm8k"`` (the last
+    ``#### x``), ``"answer_tag"`` (the last ``<answer>x</answer>``), ``"answer_is"`` ("final answer: ... is x",
+    "the answer is x", "Answer: x"), ``"display_math"`` (the last ``$$..$$`` or ``\\[..\\]``), ``"last_math"``
+    (the last ``$..$``, ``$$..$$``, ``\\(..\\)`` or ``\\[..\\]``), ``"last_number"`` (the last number). See
+    ``ANSWER_FORMATS`` (the default), ``STRICT_FORMATS`` and ``LENIENT_FORMATS``.
     """
     tiers = [(spec,) if isinstance(spec, str) else tuple(spec) for spec in formats]
     unknown = {name for tier in tiers for name in tier} - set(_EXTRACTORS)
     if unknown:
         raise ValueError(f"unknown answer formats {sorted(unknown)}; known: {sorted(_EXTRACTORS)}")
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    elif "<think>" in text:
+    text = final_text(text)
+    if text is None:
         return None
     for tier in tiers:
         found = [match for name in tier if (match := _EXTRACTORS[name](text)) is not None]
@@ -79,35 +90,67 @@ def extract_answer(text: str, formats: Sequence[FormatSpec] = ANSWER_FORMATS) ->
     return None
 
 
+def final_text(text: str) -> str | None:
+    """The part of a response that may hold its final answer: after the last ``</think>``, at most the last
+    ``MAX_SCAN_CHARS`` characters; None while a ``<think>`` is still open."""
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    elif "<think>" in text:
+        return None
+    return text[-MAX_SCAN_CHARS:]
+
+
 Match = tuple[str, int]
 """An extracted answer and the position in the text where it ends (the later one wins within a tier)."""
 
 
+def brace_pairs(text: str) -> dict[int, int]:
+    """For every ``{`` of ``text`` that is closed, the index of its ``}`` (escaped braces do not count); one
+    pass, so that finding many boxes never rescans the text."""
+    pairs, stack = {}, []
+    for i, char in enumerate(text):
+        if char in "{}" and i > 0 and text[i - 1] == "\\":
+            continue
+        if char == "{":
+            stack.append(i)
+        elif char == "}" and stack:
+            pairs[stack.pop()] = i
+    return pairs
+
+
 def _boxes(text: str) -> list[tuple[str, int, int]]:
     """Every ``\\boxed{...}`` as ``(content, start, end)``, braces matched."""
-    boxes = []
+    boxes, pairs = [], None
     for match in _BOXED.finditer(text):
         if match.group(1):
-            found = find_braced(text, match.end() - 1)
-            if found is not None:
-                boxes.append((found[0].strip(), match.start(), found[1]))
+            pairs = brace_pairs(text) if pairs is None else pairs
+            close = pairs.get(match.end() - 1)
+            if close is not None:
+                boxes.append((text[match.end() : close].strip(), match.start(), close + 1))
         else:  # \boxed 5
-            token = re.match(r"\s*([^\s$]+)", text[match.end():])
+            token = _UNBRACED_BOX.match(text, match.end())
             if token:
-                boxes.append((token.group(1), match.start(), match.end() + token.end()))
+                boxes.append((token.group(1), match.start(), token.end()))
     return boxes
+
+
+_UNBRACED_BOX = re.compile(r"\s*([^\s$]{1,100})")
+# A hedge between two answers makes them one list of candidates (which never equals a single value).
+_HEDGES = re.compile(r"\b(?:or|either|alternatively|otherwise|maybe|perhaps|possibly)\b", re.IGNORECASE)
 
 
 def _joins(between: str) -> bool:
     """Whether the text between two answers joins them into one list: only punctuation, math delimiters and
-    spacing, or a short phrase with "and"/"or" ("\\quad \\text{and} \\quad", "papers and") that does not go
-    on with the argument ("and hence the area is" separates an intermediate result from the answer)."""
+    spacing, or a short phrase with "and", "or" or a hedge ("\\quad \\text{and} \\quad", "papers and",
+    "or maybe") that does not go on with the argument ("and hence the area is" separates an intermediate result
+    from the answer)."""
     between = _LABEL.sub("", between.strip())
     stripped = re.sub(r"\\(?:quad|qquad|text|[()\[\]$,;!: ])|[{}$]", " ", between)
     if not re.search(r"[A-Za-z]", stripped):
         return True
-    return (len(stripped) <= 40 and re.search(r"\b(?:and|or)\b", stripped, re.IGNORECASE) is not None
-            and _CONTINUATION.search(stripped) is None)
+    if len(stripped) > 40 or _CONTINUATION.search(stripped) is not None:
+        return False
+    return re.search(r"\band\b", stripped, re.IGNORECASE) is not None or _HEDGES.search(stripped) is not None
 
 
 def _grouped(items: list[tuple[str, int, int]], text: str) -> Match | None:
@@ -129,26 +172,62 @@ def _extract_boxed(text: str) -> Match | None:
     return _grouped(_boxes(text), text)
 
 
-def _math_spans(text: str) -> list[tuple[str, int, int]]:
-    spans = []
-    for match in _MATH_SPAN.finditer(text):
-        content = next(group for group in match.groups() if group is not None).strip()
-        percent = _PERCENT_AFTER.match(text, match.end())
-        end = match.end()
+def _delimited_spans(text: str) -> list[tuple[str, int, int, bool]]:
+    """Every ``$..$``, ``$$..$$``, ``\\(..\\)``, ``\\[..\\]`` as ``(content, start, end, display)``, in one pass
+    over the delimiters (inline math never spans lines; an unclosed span is not math)."""
+    spans: list[tuple[str, int, int, bool]] = []
+    opened: tuple[str, int, int] | None = None  # (delimiter, start, content start)
+    for token in _DELIMITER.finditer(text):
+        delimiter, position = token.group(), token.start()
+        if delimiter == "\n":
+            if opened is not None and opened[0] not in _DISPLAY:
+                opened = None
+            continue
+        if opened is not None:
+            kind, start, content_start = opened
+            closes = delimiter == _CLOSER[kind] or (kind == "$" and delimiter == "$$")
+            if not closes:
+                continue
+            content = text[content_start:position].strip()
+            if content:
+                spans.append((content, start, position + len(_CLOSER[kind]), kind in _DISPLAY))
+            opened = None
+            if kind == "$" and delimiter == "$$":  # "$a$$b$": the second dollar opens the next span
+                opened = ("$", position + 1, position + 2)
+            continue
+        if delimiter in _CLOSER and not (delimiter == "$" and position > 0 and text[position - 1].isdigit()):
+            opened = (delimiter, position, token.end())
+    return spans
+
+
+def _math_spans(text: str, display_only: bool = False) -> list[tuple[str, int, int]]:
+    spans = [(content, start, end) for content, start, end, display in _delimited_spans(text)
+             if display or not display_only]
+    if not display_only:
+        inside = iter(spans)
+        covered = next(inside, None)
+        bare = []
+        for match in _BARE_FRACTION.finditer(text):
+            while covered is not None and covered[2] <= match.start():
+                covered = next(inside, None)
+            if covered is None or match.end() <= covered[1]:
+                bare.append((match.group(), match.start(), match.end()))
+        spans = sorted(spans + bare, key=lambda span: span[1])
+    found = []
+    for content, start, end in spans:
+        percent = _PERCENT_AFTER.match(text, end)
         if percent and "%" not in content[-2:]:
             content, end = content + "\\%", percent.end()
-        if content:
-            spans.append((content, match.start(), end))
-    return spans
+        found.append((content, start, end))
+    return found
 
 
 def _answer_value(rest: str) -> str | None:
     """The answer at the start of ``rest`` (the text after "the answer is"): its math span (and those joined
     to it), else the words up to the end of the sentence, else the first number in them."""
-    rest = re.sub(r'^(?:\s|\*|\\?")+', "", rest)
-    span = _MATH_SPAN.search(rest)
-    if span is not None and span.start() <= 50:
-        spans = [s for s in _math_spans(rest) if s[1] >= span.start()]
+    rest = re.sub(r'^(?:\s|\*|\\?")+', "", rest[:_MAX_PHRASE_CHARS])
+    spans = _math_spans(rest)
+    if spans and spans[0][1] <= 50:
         grouped = _grouped_forward(spans, rest)
         if grouped:
             return grouped
@@ -174,17 +253,29 @@ def _grouped_forward(spans: list[tuple[str, int, int]], text: str) -> str | None
 
 
 def _extract_minerva(text: str) -> Match | None:
-    matches = list(_MINERVA.finditer(text))
-    if not matches:
+    last = None
+    for last in _MINERVA.finditer(text):
+        pass
+    if last is None:
         return None
-    last = matches[-1]
     answer = _answer_value(last.group("answer"))
     return (answer, last.end()) if answer else None
 
 
 def _extract_gsm8k(text: str) -> Match | None:
-    matches = list(_GSM8K.finditer(text))
-    return (matches[-1].group("answer").strip(), matches[-1].end()) if matches else None
+    last = None
+    for last in _GSM8K.finditer(text):
+        pass
+    return (last.group("answer").strip(), last.end()) if last else None
+
+
+def _extract_answer_tag(text: str) -> Match | None:
+    end = text.rfind("</answer>")
+    start = text.rfind("<answer>", 0, end) if end >= 0 else -1
+    if start < 0:
+        return None
+    content = text[start + len("<answer>") : end].strip()
+    return (content, end + len("</answer>")) if content else None
 
 
 def _extract_answer_is(text: str) -> Match | None:
@@ -196,23 +287,28 @@ def _extract_answer_is(text: str) -> Match | None:
     return None
 
 
+def _extract_display_math(text: str) -> Match | None:
+    return _grouped(_math_spans(text, display_only=True), text)
+
+
 def _extract_last_math(text: str) -> Match | None:
     return _grouped(_math_spans(text), text)
 
 
 def _extract_last_number(text: str) -> Match | None:
-    numbers = list(_NUMBER.finditer(text))
-    if not numbers:
-        return None
-    last = numbers[-1]
-    return last.group().strip(), last.end()
+    last = None
+    for last in _NUMBER.finditer(text):
+        pass
+    return (last.group().strip(), last.end()) if last else None
 
 
 _EXTRACTORS: dict[str, Callable[[str], Match | None]] = {
     "boxed": _extract_boxed,
     "minerva": _extract_minerva,
     "gsm8k": _extract_gsm8k,
+    "answer_tag": _extract_answer_tag,
     "answer_is": _extract_answer_is,
+    "display_math": _extract_display_math,
     "last_math": _extract_last_math,
     "last_number": _extract_last_number,
 }

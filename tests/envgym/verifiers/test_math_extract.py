@@ -55,3 +55,52 @@ def test_grade_reports_reward_extracted_answer_and_reason():
     assert grade("... \\boxed{0.5}", "\\frac{1}{2}") == Grade(1.0, "0.5", "correct")
     assert grade("... \\boxed{0.6}", "\\frac{1}{2}") == Grade(0.0, "0.6", "incorrect")
     assert grade("no idea", "\\frac{1}{2}") == Grade(0.0, None, "no_answer")
+
+
+PATHOLOGICAL_PHRASES = ["The final answer is 5 ", "final answer is ", "\\boxed{", "\\(x ", "\\[x ", "$$x ", "\\boxed "]
+
+
+def _traced_work(function, *args) -> int:
+    """Python lines executed by ``function(*args)``: a machine-independent measure of work."""
+    import sys
+
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        function(*args)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+@pytest.mark.parametrize("phrase", PATHOLOGICAL_PHRASES)
+def test_extraction_of_a_100_kb_pathological_response_reads_a_bounded_tail(phrase, monkeypatch):
+    from envgym.verifiers import math_extract
+    from envgym.verifiers.math import LENIENT_FORMATS
+
+    seen = []
+    for name, extractor in list(math_extract._EXTRACTORS.items()):
+        monkeypatch.setitem(math_extract._EXTRACTORS, name,
+                            lambda text, extractor=extractor: seen.append(len(text)) or extractor(text))
+    extract_answer(phrase * (100_000 // len(phrase)), LENIENT_FORMATS)
+    assert seen and max(seen) <= math_extract.MAX_SCAN_CHARS
+
+
+@pytest.mark.parametrize("phrase", PATHOLOGICAL_PHRASES)
+def test_extraction_does_linear_work_in_the_text_it_reads(phrase):
+    from envgym.verifiers.math import LENIENT_FORMATS
+    from envgym.verifiers.math_extract import MAX_SCAN_CHARS
+
+    def work(size):
+        return _traced_work(extract_answer, phrase * (size // len(phrase)), LENIENT_FORMATS)
+
+    half, full, huge = work(MAX_SCAN_CHARS // 2), work(MAX_SCAN_CHARS), work(100_000)
+    assert full <= 2.5 * half + 50  # linear below the bound (quadratic would be 4x)
+    assert huge <= 1.1 * full + 50  # and constant above it
