@@ -19,6 +19,9 @@ Suite file (YAML)::
     envs:
       - id: math/Arithmetic-v0
       - {id: games/GuessNumber-v0, n_tasks: 4, max_turns: 6, kwargs: {high: 20}}
+      - {id: math/Arithmetic-v0, reward: {components: [{name: correct, source: env}]}}
+
+maj@k clusters answers with the env's equivalence (a math env compares values: ``1/2`` and ``0.5`` agree).
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ class EnvEval:
     template_tools: bool = False
     kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Keyword arguments for ``envgym.make``."""
+    reward: dict[str, Any] | None = None
+    """A reward spec (docs/rewards.md) the env's reward is composed by; its per-turn components only, since
+    group rewards belong to training. Validated when the suite is read."""
 
     def __post_init__(self) -> None:
         if self.n < 1 or self.n_tasks < 1:
@@ -68,6 +74,14 @@ class EnvEval:
         bad = [k for k in self.k if not 1 <= k <= self.n]
         if bad:
             raise ValueError(f"{self.id}: every k must be in 1..n={self.n}, got {bad}")
+        if self.reward is not None:
+            from envgym.rewards import RewardSpec
+
+            RewardSpec.from_dict(self.reward, where=f"{self.id}: reward")
+
+    def make_kwargs(self) -> dict[str, Any]:
+        """What ``envgym.make`` gets: ``kwargs`` and the reward spec."""
+        return {**self.kwargs, "reward": self.reward} if self.reward is not None else dict(self.kwargs)
 
     def sampling(self, seed: int | None) -> SamplingParams:
         return SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
@@ -126,14 +140,16 @@ def sample_record(episode: envgym.Episode) -> dict[str, Any]:
     }
 
 
-def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float,
+              same: Callable[[Any, Any], bool] | None = None) -> dict[str, Any]:
     """The results.json entry of one env. Failed samples (``error`` set) are counted in ``n_failed`` and left
-    out of every other number: their reward is not the model's (see :mod:`envgym.agents.metrics` for pass@k)."""
+    out of every other number: their reward is not the model's (see :mod:`envgym.agents.metrics` for pass@k).
+    ``same`` is the env's answer equivalence, which maj@k clusters answers with."""
     by_task: dict[Any, list[dict[str, Any]]] = {}
     for record in sorted(records, key=lambda r: (r["task_index"], r["sample"])):
         by_task.setdefault(record["task_index"], []).append(record)
     healthy = [r for r in records if r.get("error") is None]
-    summary: dict[str, Any] = dict(task_metrics(by_task, config.k))
+    summary: dict[str, Any] = dict(task_metrics(by_task, config.k, same))
     summary.update(
         mean_reward=mean([r["reward"] for r in healthy]), n_tasks=len(by_task), n_samples=len(records),
         n_failed=len(records) - len(healthy),
@@ -185,7 +201,7 @@ def evaluate(
         groups_per_batch = max(1, batch_size // config.n)
         for start in range(0, len(todo), groups_per_batch):
             tasks = todo[start:start + groups_per_batch]
-            envs = envgym.make_vec(config.id, len(tasks) * config.n, **config.kwargs)
+            envs = envgym.make_vec(config.id, len(tasks) * config.n, **config.make_kwargs())
             try:
                 sampling = config.sampling(request_seed(seed, tasks[0]))
                 result = rollout(policy, envs, sampling=sampling, group_size=config.n,
@@ -200,11 +216,23 @@ def evaluate(
             records.extend(new)
             if on_progress:
                 on_progress(config.id, len(records), total)
-        results["envs"][config.id] = summarize(config, records, time.perf_counter() - env_started)
+        results["envs"][config.id] = summarize(config, records, time.perf_counter() - env_started,
+                                               same=_answer_equivalence(config))
         results["envs"][config.id]["config"] = dataclasses.asdict(config)
     results["elapsed_s"] = round(time.perf_counter() - started, 3)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=2))
     return results
+
+
+def _answer_equivalence(config: EnvEval) -> Callable[[Any, Any], bool]:
+    """How the env compares answers (a math env: by value), for maj@k."""
+    from envgym.rewards import answer_equivalence
+
+    env = envgym.make(config.id, **config.make_kwargs())
+    try:
+        return answer_equivalence(env)
+    finally:
+        env.close()
 
 
 def _load_done(path: Path, n_by_env: dict[str, int]) -> dict[str, list[dict[str, Any]]]:

@@ -9,7 +9,10 @@ is correct,
 averaged over tasks. It is unbiased, unlike ``1 - (1 - c/n)^k``.
 
 maj@k: the majority answer among the first k samples of a task (ties go to the answer seen first) is
-correct; averaged over tasks. Samples without an answer do not vote.
+correct; averaged over tasks. Samples without an answer do not vote. Answers are clustered with the env's
+equivalence (``same``, e.g. a math env's ``answers_equivalent``: ``1/2``, ``0.5`` and ``\\frac{1}{2}`` are one
+answer), the clustering of the trainer's majority-vote reward (:func:`envgym.verifiers.vote.cluster_answers`);
+without one, answers vote as exact values.
 
 Failed samples (the env, verifier, sandbox or model request failed: ``error`` is set) are no evidence about
 the model, so they are left out before anything is counted: n is a task's number of *healthy* samples. A
@@ -19,10 +22,11 @@ maj@k, and ``n_tasks@k`` says over how many tasks each k was averaged (every tas
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import comb
 from typing import Any
+
+from envgym.verifiers.vote import cluster_answers
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -36,27 +40,29 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def majority_correct(answers: Sequence[Any], correct: Sequence[bool], k: int) -> bool:
-    """Whether the majority answer of the first ``k`` samples is a correct one."""
+def majority_correct(answers: Sequence[Any], correct: Sequence[bool], k: int,
+                     same: Callable[[Any, Any], bool] | None = None) -> bool:
+    """Whether the majority answer of the first ``k`` samples is a correct one: the largest cluster of answers
+    that are ``same`` (default: equal; ties go to the cluster seen first) holds a correct sample."""
     if len(answers) != len(correct):
         raise ValueError(f"{len(answers)} answers but {len(correct)} correctness flags")
     if not 1 <= k <= len(answers):
         raise ValueError(f"maj@{k} needs 1 <= k <= n samples per task; got n={len(answers)}")
-    votes = Counter(a for a in answers[:k] if a is not None)
-    if not votes:
+    clusters = cluster_answers(answers[:k], same or (lambda a, b: a == b))
+    if not clusters:
         return False
-    top = max(votes.values())
-    winner = next(a for a in answers[:k] if a is not None and votes[a] == top)
-    return any(c for a, c in zip(answers[:k], correct[:k]) if a == winner)
+    winner = max(clusters, key=len)  # max keeps the first of equal-sized clusters
+    return any(correct[i] for i in winner)
 
 
 def mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else 0.0
 
 
-def task_metrics(samples_by_task: dict[Any, list[dict[str, Any]]], ks: Sequence[int]) -> dict[str, float]:
+def task_metrics(samples_by_task: dict[Any, list[dict[str, Any]]], ks: Sequence[int],
+                 same: Callable[[Any, Any], bool] | None = None) -> dict[str, float]:
     """pass@k, maj@k and ``n_tasks@k`` over tasks, from per-sample records with ``correct`` and ``answer`` (and
-    ``error``, failed when set), in sample order.
+    ``error``, failed when set), in sample order; ``same`` clusters answers for maj@k.
 
     Failed samples are dropped first; each k is averaged over the tasks with at least k healthy samples (see
     the module docstring), and a k that no task reaches is left out."""
@@ -67,7 +73,7 @@ def task_metrics(samples_by_task: dict[Any, list[dict[str, Any]]], ks: Sequence[
         if not tasks:
             continue
         out[f"pass@{k}"] = mean([pass_at_k(len(s), sum(bool(x["correct"]) for x in s), k) for s in tasks])
-        out[f"maj@{k}"] = mean([float(majority_correct([x.get("answer") for x in s], [bool(x["correct"]) for x in s], k))
-                                for s in tasks])
+        out[f"maj@{k}"] = mean([float(majority_correct([x.get("answer") for x in s], [bool(x["correct"]) for x in s], k,
+                                                       same)) for s in tasks])
         out[f"n_tasks@{k}"] = len(tasks)
     return out

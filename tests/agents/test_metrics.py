@@ -82,3 +82,15 @@ def test_a_task_with_fewer_than_k_healthy_samples_is_left_out_of_that_k_and_coun
     metrics = task_metrics(tasks, ks=[1, 2])
     assert metrics["pass@1"] == pytest.approx((0.5 + 0.0) / 2) and metrics["n_tasks@1"] == 2
     assert metrics["pass@2"] == 1.0 and metrics["n_tasks@2"] == 1  # task a alone: 1 - C(1,2)/C(2,2)
+
+
+def test_maj_at_k_clusters_answers_with_the_envs_equivalence():
+    import envgym
+    from envgym.rewards import answer_equivalence
+
+    same = answer_equivalence(envgym.make("math/Arithmetic-v0"))
+    answers, correct = ["3", "1/2", "0.5", "\\frac{1}{2}"], [False, True, True, True]
+    assert majority_correct(answers, correct, k=4) is False  # as exact strings: four answers, the first wins the tie
+    assert majority_correct(answers, correct, k=4, same=same) is True  # one answer in three forms: the majority
+    samples = {0: [{"answer": a, "correct": c} for a, c in zip(answers, correct)]}
+    assert task_metrics(samples, ks=[4], same=same)["maj@4"] == 1.0
