@@ -96,6 +96,12 @@ class Bandit(Env):
             return None
         return f"<pull>{int(np.argmax(self.means)) + 1}</pull>"
 
+    def wrong_action(self) -> Action | None:
+        """The arm with the worst hidden payoff probability: legal play with the most regret."""
+        if self.task is None:
+            return None
+        return f"<pull>{int(np.argmin(self.means)) + 1}</pull>"
+
     def _parse_pull(self, text: str) -> tuple[int | None, str]:
         choice = last_tag(text, "pull")
         if choice is None:

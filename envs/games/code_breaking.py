@@ -49,6 +49,10 @@ class CodeBreakingGame(Env):
         """A canonical guess consistent with the feedback on ``self.guesses`` (what ``reference_action`` plays)."""
         raise NotImplementedError
 
+    def _wrong_guess(self) -> str:
+        """A canonical guess that is neither the secret nor a guess made before (what ``wrong_action`` plays)."""
+        raise NotImplementedError
+
     def _format_guess(self, guess: str) -> str:
         """A canonical guess as the agent writes it inside the tag."""
         return guess
@@ -64,6 +68,12 @@ class CodeBreakingGame(Env):
         if self.task is None:
             return None
         return f"<guess>{self._format_guess(self._solver_guess())}</guess>"
+
+    def wrong_action(self) -> Action | None:
+        """A well-formed guess that is wrong and new: honest play that loses the game without penalties."""
+        if self.task is None:
+            return None
+        return f"<guess>{self._format_guess(self._wrong_guess())}</guess>"
 
     def _step(self, action: Action) -> StepResult:
         body = last_tag(action_text(action), "guess")

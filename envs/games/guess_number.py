@@ -61,6 +61,14 @@ class GuessNumber(Env):
         lo, hi = self.candidates
         return f"<guess>{(lo + hi) // 2}</guess>"
 
+    def wrong_action(self) -> Action | None:
+        """A legal guess that is not the secret: an end of the open interval, or a number it rules out."""
+        if self.task is None:
+            return None
+        lo, hi = self.candidates
+        wrong = lo if lo != self.secret else hi if hi != self.secret else self.secret + 1
+        return f"<guess>{wrong}</guess>"
+
     def _step(self, action: Action) -> StepResult:
         text = last_tag(action_text(action), "guess")
         guess = None if text is None else parse_int(text)

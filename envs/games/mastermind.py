@@ -85,6 +85,11 @@ class Mastermind(CodeBreakingGame):
                 return code
         raise AssertionError("the secret is always consistent with its own feedback")
 
+    def _wrong_guess(self) -> str:
+        colours = "".join(str(c) for c in range(1, self.colors + 1))
+        codes = ("".join(pegs) for pegs in itertools.product(colours, repeat=self.code_length))
+        return next(code for code in codes if code != self.secret and code not in self.guesses)
+
     def _format_guess(self, guess: str) -> str:
         return " ".join(guess)
 

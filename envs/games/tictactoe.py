@@ -136,7 +136,15 @@ class TicTacToe(Env):
         """The move reaching the best outcome against this opponent's rule and seeded choices (see module)."""
         if self.task is None or self._score(self.board) is not None:
             return None
-        return f"<move>{self._lookahead(self.board, self.opponent_rng)[1] + 1}</move>"
+        scores = self._move_scores(self.board, self.opponent_rng)
+        return f"<move>{max(scores, key=scores.get) + 1}</move>"
+
+    def wrong_action(self) -> Action | None:
+        """A legal move reaching the worst outcome against this opponent: honest play that loses where it can."""
+        if self.task is None or self._score(self.board) is not None:
+            return None
+        scores = self._move_scores(self.board, self.opponent_rng)
+        return f"<move>{min(scores, key=scores.get) + 1}</move>"
 
     def _step(self, action: Action) -> StepResult:
         cell, problem = self._parse_move(action_text(action))
@@ -191,10 +199,10 @@ class TicTacToe(Env):
             return 1.0 if mark == self.agent_mark else -1.0
         return None if free_cells(board) else self.draw_reward
 
-    def _lookahead(self, board: str, rng: np.random.Generator) -> tuple[float, int]:
-        """(best reachable score, the 0-based cell reaching it) with the agent to move; the opponent is simulated
-        exactly, on copies of its random generator, so the score is what playing the cell will get."""
-        best: tuple[float, int] | None = None
+    def _move_scores(self, board: str, rng: np.random.Generator) -> dict[int, float]:
+        """For each free 0-based cell, the best score the agent can still reach after playing it. The opponent is
+        simulated exactly, on copies of its random generator, so a score is what playing on from the cell gets."""
+        scores = {}
         for cell in free_cells(board):
             after = place(board, cell, self.agent_mark)
             score = self._score(after)
@@ -203,11 +211,9 @@ class TicTacToe(Env):
                 after = place(after, self._opponent_choice(after, reply_rng), other(self.agent_mark))
                 score = self._score(after)
                 if score is None:
-                    score = self._lookahead(after, reply_rng)[0]
-            if best is None or score > best[0]:
-                best = (score, cell)
-        assert best is not None, "lookahead on a finished board"
-        return best
+                    score = max(self._move_scores(after, reply_rng).values())
+            scores[cell] = score
+        return scores
 
     def _opponent_move(self) -> int:
         cell = self._opponent_choice(self.board, self.opponent_rng)

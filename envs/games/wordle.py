@@ -91,6 +91,9 @@ class Wordle(CodeBreakingGame):
             return candidates[0]
         return max(candidates, key=lambda guess: len({feedback_pattern(guess, word) for word in candidates}))
 
+    def _wrong_guess(self) -> str:
+        return next(word for word in self.words if word != self.secret and word not in self.guesses)
+
     def _score(self, guess: str) -> tuple[str, dict[str, Any]]:
         pattern = feedback_pattern(guess, self.secret)
         return f"{guess.upper()} -> {' '.join(pattern)}.", {"pattern": pattern}

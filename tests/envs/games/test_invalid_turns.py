@@ -80,3 +80,15 @@ def test_the_reference_action_through_make_plays_every_task_to_its_best_outcome(
             assert info["cumulative_regret"] == 0.0
         else:
             assert info["correct"] is True
+
+
+@pytest.mark.parametrize("env_id", GAMES)
+def test_the_wrong_action_is_legal_play_that_never_wins(env_id):
+    env = envgym.make(env_id)
+    for index in range(5):
+        env.reset(seed=index, options={"task_index": index})
+        while True:
+            _, _, terminated, truncated, info = env.step(env.wrong_action())
+            assert info["action_valid"] is True and not info.get("correct")
+            if terminated or truncated:
+                break
