@@ -62,3 +62,26 @@ def test_the_default_engine_is_vllm_only_where_vllm_is_installed(monkeypatch):
     assert policy.default_engine() == "transformers"
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real(name, *a))
     assert policy.default_engine() == "vllm"
+
+
+def test_a_recipes_reward_section_is_read_into_the_envs_arguments(tmp_path):
+    from envgym.agents.train_cli import read_recipe
+    from envgym.rewards import RewardSpec
+
+    config = tmp_path / "ttrl.yaml"
+    config.write_text("env: math/Arithmetic-v0\nreward:\n  hold_out_labels: true\n"
+                      "  components: [{name: vote, source: majority_vote}]\n")
+    _, env_kwargs, _, _ = read_recipe(config, {})
+    assert env_kwargs["reward"] == RewardSpec.from_dict({"hold_out_labels": True,
+                                                         "components": [{"name": "vote", "source": "majority_vote"}]})
+
+
+def test_a_bad_reward_section_is_refused_before_any_rollout_with_its_key_path(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("reward:\n  components:\n    - {name: correct, source: env}\n    - {name: format, source: env}\n"
+                      "    - {name: reasoning, source: pattern, pattern: first, weight: x}\n")
+    result = CliRunner().invoke(app, ["train", "--env", "math/Arithmetic-v0", "--model", tiny_model_path(),
+                                      "--config", str(config), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2
+    assert "reward.components[2].weight must be a number, got 'x'" in result.output
+    assert not (tmp_path / "run").exists()
