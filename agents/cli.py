@@ -37,6 +37,8 @@ def eval_command(
     max_new_tokens: int = typer.Option(None, help="Max new tokens per turn (overrides the suite)."),
     temperature: float = typer.Option(None, help="Sampling temperature, 0 = greedy (overrides the suite)."),
     max_turns: int = typer.Option(None, help="Cut episodes after this many turns (overrides the suite)."),
+    reward: Path = typer.Option(None, "--reward", help="A YAML/JSON file whose reward spec (a recipe's `reward:` "
+                                "section, or the spec itself; docs/rewards.md) composes every env's reward."),
     batch_size: int = typer.Option(32, help="Episodes generated together."),
     seed: int = typer.Option(0, help="Seed of envs and sampling."),
     out: Path = typer.Option(Path("runs/eval"), "--out", help="Output folder."),
@@ -58,6 +60,8 @@ def eval_command(
     import envgym
 
     try:
+        if reward is not None:
+            overrides["reward"] = _reward_section(reward)
         configs, settings = _configs(env, suite, overrides)
     except (ValueError, FileNotFoundError, envgym.UnknownEnv) as error:
         console.print(f"[red]{escape(str(error))}[/red]")
@@ -159,6 +163,16 @@ def vllm_engine_kwargs(*, dtype: str | None, enforce_eager: bool, max_model_len:
     """``vllm.LLM`` keyword arguments for the eval options that were given (the rest keep VLLMPolicy's defaults)."""
     options: dict[str, Any] = {"dtype": dtype, "enforce_eager": enforce_eager or None, "max_model_len": max_model_len}
     return {key: value for key, value in options.items() if value is not None}
+
+
+def _reward_section(path: Path) -> dict[str, Any]:
+    """The reward spec in a file: its ``reward:`` section (a training recipe) or the whole file."""
+    import yaml
+
+    if not path.exists():
+        raise FileNotFoundError(f"reward file {path} does not exist")
+    data = yaml.safe_load(path.read_text())  # JSON is YAML too
+    return data["reward"] if isinstance(data, dict) and "reward" in data else data
 
 
 def _configs(env: str | None, suite: Path | None, overrides: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:

@@ -17,3 +17,35 @@ def test_a_bad_suite_reward_fails_when_the_suite_is_read():
     with pytest.raises(ValueError, match=r"math/Arithmetic-v0: reward.components\[0\].weight must be a number"):
         build_env_eval({"id": "math/Arithmetic-v0", "reward": {"components": [{"name": "c", "source": "env",
                                                                                   "weight": "x"}]}})
+
+
+def test_eval_reward_flag_composes_every_envs_reward(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from envgym.cli import app
+    from helpers.tiny_models import tiny_model_path
+
+    reward = tmp_path / "recipe.yaml"
+    reward.write_text("reward:\n  components:\n    - {name: length, source: length, max_length: 2, buffer: 1}\n")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--model", tiny_model_path(), "--n", "1",
+                                      "--n-tasks", "1", "--max-new-tokens", "8", "--reward", str(reward),
+                                      "--out", str(out), "--backend", "transformers", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    (sample,) = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    (turn,) = sample["episode"]["turns"]
+    assert set(turn["reward_components"]) == {"length"} and sample["reward"] == turn["reward_components"]["length"]
+
+
+def test_eval_refuses_a_bad_reward_file_with_its_key_path(tmp_path):
+    from typer.testing import CliRunner
+
+    from envgym.cli import app
+
+    reward = tmp_path / "reward.json"
+    reward.write_text('{"components": [{"name": "c", "source": "env", "weight": "x"}]}')
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--reward", str(reward),
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and "reward.components[0].weight must be a number" in result.output
