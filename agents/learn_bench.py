@@ -4,16 +4,24 @@ Both sides train the packaged SmolLM2-135M-Instruct (its de-quantized float32 co
 on the tasks of ``recipes/smollm2-arithmetic-cpu.yaml`` with the recipe's prompt (few-shot prefix included) and
 reward (our math grader on the completion), with the same settings: LoRA r/α and all-linear targets, lr
 (constant schedule), G, prompts per step, new tokens, temperature 1, β 0, AdamW (0.9, 0.99), grad clip 1.0,
-seed. Each side runs in its own subprocess and reports its mean reward per step; the result says at which step
-each side's 10-step moving average first reaches the reward TRL ends with (its last 10 steps), which is the
-issue's "ours reaches TRL's reward no later than TRL does", on the step budget given.
+gradient checkpointing as the recipe says (TRL's default is on, ours off), seed. Each run (one side, one seed)
+is a subprocess of its own.
+
+Seeds: every seed is run by both sides, and a seed fixes the task order: the tasks of step s are drawn once
+from the seed (:func:`task_order`) and both sides play them in that order (ours through a task sampler, TRL
+from a dataset in that order with its shuffling off). The result gives, per side, the mean and spread over
+seeds of the reward at each step, of the step at which the run's 10-step moving average first reaches the
+reward TRL ends with (TRL's last 10 steps, averaged over its seeds), and of wall time per step.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,37 +29,75 @@ import typer
 
 RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "smollm2-arithmetic-cpu.yaml"
 WINDOW = 10
+SIDES = ("envgym", "trl")
 
 
 def bench_learn(
     as_json: bool = typer.Option(False, "--json", help="Print only the JSON line."),
     steps: int = typer.Option(None, "--steps", help="Steps per trainer (default: the recipe's max_steps)."),
     recipe: Path = typer.Option(RECIPE, "--recipe", help="A one-turn recipe whose env has a task source."),
+    seeds: int = typer.Option(3, "--seeds", help="Runs per side: seeds recipe seed, +1, ... (each fixes a task order)."),
 ) -> None:
-    """Per-step reward curves of envgym's GRPOTrainer and TRL's GRPOTrainer on one recipe, same run."""
+    """Per-step reward curves of envgym's GRPOTrainer and TRL's GRPOTrainer on one recipe over several seeds,
+    same run."""
     from envgym.agents.train_cli import read_recipe
     from envgym.benchmarks.report import emit, machine
 
     _, _, _, config = read_recipe(recipe, {"max_steps": steps})
     if config.max_steps < WINDOW:
         raise typer.BadParameter(f"--steps must be >= {WINDOW} (curves are compared as {WINDOW}-step averages)")
+    if seeds < 1:
+        raise typer.BadParameter(f"--seeds must be >= 1, got {seeds}")
     try:
         import trl  # noqa: F401
     except ImportError as error:
         raise typer.BadParameter("bench learn compares with TRL: pip install 'envgym[peers]'") from error
+    seed_list = [config.seed + offset for offset in range(seeds)]
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}
+    for seed in seed_list:  # seed by seed, so an interrupted run still has both sides of the seeds it finished
+        for side in SIDES:
+            runs[side].append({"seed": seed, **_run_worker(side, recipe, config.max_steps, seed)})
+            typer.echo(f"{side}, seed {seed}: {runs[side][-1]['seconds']:.0f} s", err=True)
     result: dict[str, Any] = {"benchmark": "learn", "machine": machine(), "recipe": str(recipe),
-                              "steps": config.max_steps}
-    for side in ("envgym", "trl"):
-        result[side] = _run_worker(side, recipe, config.max_steps)
-    target = _mean(result["trl"]["rewards"][-WINDOW:])
-    result["target_reward"] = target
-    for side in ("envgym", "trl"):
-        result[side]["step_reaching_target"] = first_step_reaching(result[side]["rewards"], target)
-        result[side]["first_10"] = _mean(result[side]["rewards"][:WINDOW])
-        result[side]["last_10"] = _mean(result[side]["rewards"][-WINDOW:])
-    ours, theirs = result["envgym"]["step_reaching_target"], result["trl"]["step_reaching_target"]
-    result["met"] = ours is not None and theirs is not None and ours <= theirs
+                              "steps": config.max_steps, "seeds": seed_list,
+                              "settings": {"gradient_checkpointing": config.gradient_checkpointing,
+                                           "task_order": "drawn from each seed, the same for both sides"}}
+    result.update(summarize(runs, config.max_steps))
     emit(result, as_json)
+
+
+def summarize(runs: dict[str, list[dict[str, Any]]], steps: int) -> dict[str, Any]:
+    """Per side: the runs, and mean and spread over seeds of the reward at each step, of the step reaching the
+    target (TRL's final reward: its last ``WINDOW`` steps, averaged over its seeds) and of seconds per step.
+    ``met``: every run of ours reaches the target, and on average no later than TRL's runs do."""
+    target = _mean([_mean(run["rewards"][-WINDOW:]) for run in runs["trl"]])
+    out: dict[str, Any] = {"target_reward": target}
+    for side in SIDES:
+        for run in runs[side]:
+            run["step_reaching_target"] = first_step_reaching(run["rewards"], target)
+            run["seconds_per_step"] = run["seconds"] / steps
+        reached = [run["step_reaching_target"] for run in runs[side] if run["step_reaching_target"] is not None]
+        curves = [run["rewards"] for run in runs[side]]
+        out[side] = {
+            "reward_per_step": {"mean": [_mean(list(step)) for step in zip(*curves)],
+                                "std": [_std(list(step)) for step in zip(*curves)]},
+            "step_reaching_target": {**spread(reached), "reached": len(reached), "runs": len(curves)},
+            "seconds_per_step": spread([run["seconds_per_step"] for run in runs[side]]),
+            "first_10": spread([_mean(curve[:WINDOW]) for curve in curves]),
+            "last_10": spread([_mean(curve[-WINDOW:]) for curve in curves]),
+            "runs": runs[side],
+        }
+    ours, theirs = out["envgym"]["step_reaching_target"], out["trl"]["step_reaching_target"]
+    out["met"] = (ours["reached"] == ours["runs"] and theirs["reached"] == theirs["runs"]
+                  and ours["mean"] <= theirs["mean"])
+    return out
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    """Mean, sample standard deviation (0 for one value), min and max; all None for no values."""
+    if not values:
+        return {"mean": None, "std": None, "min": None, "max": None}
+    return {"mean": _mean(values), "std": _std(values), "min": min(values), "max": max(values)}
 
 
 def first_step_reaching(rewards: list[float], target: float) -> int | None:
@@ -62,42 +108,72 @@ def first_step_reaching(rewards: list[float], target: float) -> int | None:
     return None
 
 
+def task_order(seed: int, steps: int, per_step: int, num_tasks: int) -> list[int]:
+    """The task indices both sides play, ``per_step`` per step, drawn once from ``seed``."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng(seed).integers(min(num_tasks, 2**31 - 1), size=steps * per_step)]
+
+
+def fixed_order_sampler(order: list[int], per_step: int) -> Callable[[int, Any], int]:
+    """A trainer task sampler that plays ``order``: step s gets tasks ``order[s*per_step:(s+1)*per_step]`` (a
+    refill round of dynamic sampling replays them from the start)."""
+    drawn: Counter[int] = Counter()
+
+    def sample(step: int, rng: Any) -> int:
+        index = order[step * per_step + drawn[step] % per_step]
+        drawn[step] += 1
+        return index
+
+    return sample
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def _run_worker(side: str, recipe: Path, steps: int) -> dict[str, Any]:
+def _std(values: list[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def _run_worker(side: str, recipe: Path, steps: int, seed: int) -> dict[str, Any]:
     from envgym.benchmarks.report import run_worker as in_subprocess
 
-    call = f"from envgym.agents.learn_bench import run_worker; run_worker({side!r}, {str(recipe)!r}, {steps})"
-    return in_subprocess(call, side)
+    call = (f"from envgym.agents.learn_bench import run_worker; "
+            f"run_worker({side!r}, {str(recipe)!r}, {steps}, {seed})")
+    return in_subprocess(call, f"{side} (seed {seed})")
 
 
-def run_worker(side: str, recipe: str, steps: int) -> None:
-    """Train ``steps`` steps of ``recipe`` with one side's trainer; print its per-step rewards as JSON."""
+def run_worker(side: str, recipe: str, steps: int, seed: int) -> None:
+    """Train ``steps`` steps of ``recipe`` with one side's trainer and ``seed``; print its per-step rewards and
+    wall time as JSON."""
+    import envgym
     from envgym.agents.models import checkpoint_folder, resolve_model
     from envgym.agents.train_cli import read_recipe
 
-    env, env_kwargs, model_name, config = read_recipe(Path(recipe), {"max_steps": steps})
+    env, env_kwargs, model_name, config = read_recipe(Path(recipe), {"max_steps": steps, "seed": seed})
     path = checkpoint_folder(resolve_model(model_name or "smollm2"))
+    tasks = envgym.make(env, **env_kwargs).unwrapped.tasks
+    order = task_order(seed, steps, config.num_tasks_per_step, len(tasks))
     started = time.perf_counter()
-    rewards = (_train_envgym if side == "envgym" else _train_trl)(path, env, env_kwargs, config)
+    rewards = (_train_envgym if side == "envgym" else _train_trl)(path, env, env_kwargs, config, order)
     print(json.dumps({"rewards": rewards, "seconds": time.perf_counter() - started}), flush=True)
 
 
-def _train_envgym(path: str, env: str, env_kwargs: dict[str, Any], config: Any) -> list[float]:
+def _train_envgym(path: str, env: str, env_kwargs: dict[str, Any], config: Any, order: list[int]) -> list[float]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envgym.agents.trainer import GRPOTrainer
 
     model = AutoModelForCausalLM.from_pretrained(path)
-    trainer = GRPOTrainer(model, AutoTokenizer.from_pretrained(path), env, config, device="cpu", env_kwargs=env_kwargs)
+    trainer = GRPOTrainer(model, AutoTokenizer.from_pretrained(path), env, config, device="cpu", env_kwargs=env_kwargs,
+                          task_sampler=fixed_order_sampler(order, config.num_tasks_per_step))
     return [m["reward_mean"] for m in trainer.train()]
 
 
-def _train_trl(path: str, env_id: str, env_kwargs: dict[str, Any], config: Any) -> list[float]:
-    """TRL's GRPOTrainer on the env's tasks: the prompt is what the env's reset shows, the reward is what the
-    env's step gives for the completion (a fresh reset of the same task grades each one)."""
+def _train_trl(path: str, env_id: str, env_kwargs: dict[str, Any], config: Any, order: list[int]) -> list[float]:
+    """TRL's GRPOTrainer on the env's tasks in ``order``: the prompt is what the env's reset shows, the reward is
+    what the env's step gives for the completion (a fresh reset of the same task grades each one)."""
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -107,9 +183,8 @@ def _train_trl(path: str, env_id: str, env_kwargs: dict[str, Any], config: Any) 
     import envgym
 
     env = envgym.make(env_id, **env_kwargs)
-    count = config.max_steps * config.num_tasks_per_step
     rows = []
-    for index in range(count):
+    for index in order:
         messages, _ = env.reset(options={"task_index": index})
         rows.append({"prompt": messages, "task_index": index})
 
@@ -138,6 +213,7 @@ def _train_trl(path: str, env_id: str, env_kwargs: dict[str, Any], config: Any) 
                          learning_rate=config.learning_rate, lr_scheduler_type="constant", beta=0.0,
                          max_steps=config.max_steps, temperature=config.temperature, top_p=1.0,
                          adam_beta1=config.adam_beta1, adam_beta2=config.adam_beta2, max_grad_norm=config.max_grad_norm,
+                         gradient_checkpointing=config.gradient_checkpointing, shuffle_dataset=False,
                          logging_steps=1, report_to="none", save_strategy="no", use_cpu=True, seed=config.seed,
                          bf16=False, dataloader_num_workers=0, disable_tqdm=True)
         lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
