@@ -1,11 +1,18 @@
-"""What the code envs share: pulling the program out of the reply, and turning a TestReport into a turn."""
+"""What the code envs share: pulling the program out of the reply, turning a TestReport into a turn, and which
+test cases feedback may show.
+
+Feedback shows *visible* tests only, while the verdict needs every test (as LiveCodeBench does with public and
+private tests): feedback that quoted every failing assertion let a lookup table of the quoted cases pass a
+third of HumanEval without solving anything.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
-from envgym.core import reward_total
+from envgym.core import Task, reward_total
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#-]*)[^\n]*\n(.*?)```", re.DOTALL)
 LANGUAGE_ALIASES = {"": None, "python": "python", "py": "python", "python3": "python", "c": "c",
@@ -38,6 +45,7 @@ def turn_info(report, pass_fraction_weight: float) -> tuple[float, dict[str, Any
 
 
 def no_code_info() -> tuple[float, dict[str, Any]]:
+    """Reward and info of a reply without a code block: a policy mistake, not an error."""
     components = {"correct": 0.0, "pass_fraction": 0.0}
     return 0.0, {"action_valid": False, "correct": False, "pass_fraction": 0.0, "reward_components": components}
 
@@ -45,7 +53,37 @@ def no_code_info() -> tuple[float, dict[str, Any]]:
 NO_CODE_FEEDBACK = "I could not find a fenced code block. Put your whole solution in one ```python ... ``` block."
 
 
-def failure_feedback(report, limit: int = 3) -> str:
-    lines = [f"{report.passed}/{report.total} tests passed. Failing:"]
-    lines += [f"- {case.name}: {case.message}" for case in report.failures(limit)]
+def visible_cases(task_id: str, total: int, public: int | None = None) -> frozenset[int]:
+    """Indices of the ``total`` test cases of task ``task_id`` that feedback may show; the rest are held out.
+
+    The first ``public`` cases (a dataset's public tests, already in the statement) when they leave at least one
+    held out; otherwise half the cases, rounded down, chosen by a hash of the task id and case index: the same
+    split in every episode and process, and always at least one case held out.
+    """
+    if public is not None and 0 < public < total:
+        return frozenset(range(public))
+    ranked = sorted(range(total), key=lambda index: hashlib.sha256(f"{task_id}/{index}".encode()).digest())
+    return frozenset(ranked[: total // 2])
+
+
+def attempt_feedback(task: Task, report, limit: int = 3) -> str:
+    """The message after a graded attempt: all passed, or what the visible tests say (``failure_feedback``)."""
+    if report.all_passed:
+        return "All tests passed."
+    return failure_feedback(report, visible_cases(task.id, report.total, task.answer.get("public")), limit)
+
+
+def failure_feedback(report, visible: frozenset[int], limit: int = 3) -> str:
+    """What a failed attempt tells the policy: the failing *visible* cases (name and error, at most ``limit``)
+    and, of the held-out ones, only whether the verdict still fails on them, never which or how."""
+    shown = [case for index, case in enumerate(report.cases) if index in visible]
+    failing = [case for case in shown if not case.passed]
+    held_out = report.total - len(shown)
+    lines = [f"{len(shown) - len(failing)}/{len(shown)} visible tests passed"
+             + (f"; {held_out} hidden tests also decide the verdict." if held_out else ".")]
+    if failing:
+        lines.append("Failing:")
+        lines += [f"- {case.name}: {case.message}" for case in failing[:limit]]
+    elif not report.all_passed:
+        lines.append("Every visible test passes, but hidden tests fail.")
     return "\n".join(lines)

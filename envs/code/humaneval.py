@@ -32,6 +32,16 @@ def load_humaneval_tasks() -> list[Task]:
     return tasks
 
 
+def reference_reply(answer: dict[str, Any]) -> str:
+    """The canonical solution as a reply: the prompt completed by it, in one fenced block."""
+    return f"```python\n{answer['prompt']}{answer['canonical_solution']}```"
+
+
+def wrong_reply(answer: dict[str, Any]) -> str:
+    """An honest attempt in the required format that solves nothing: the entry point returns None."""
+    return f"```python\ndef {answer['entry_point']}(*args, **kwargs):\n    return None\n```"
+
+
 def humaneval_program(answer: dict[str, Any], code: str) -> str:
     """The program to test: the prompt (imports, helpers, stub) then the reply's code."""
     defines_entry = re.search(rf"^\s*def\s+{re.escape(answer['entry_point'])}\s*\(", code, re.MULTILINE)
@@ -65,3 +75,10 @@ class HumanEval(Env):
         verdict = "All tests passed." if report.all_passed else f"{report.passed}/{report.total} tests passed."
         infra = report.infra_error is not None
         return [{"role": "user", "content": verdict}], reward, not infra, infra, info
+
+    def reference_action(self) -> Action | None:
+        """The canonical solution completing the prompt, fenced (all 164 pass: test_humaneval.py)."""
+        return reference_reply(self.task.answer) if self.task is not None else None
+
+    def wrong_action(self) -> Action | None:
+        return wrong_reply(self.task.answer) if self.task is not None else None

@@ -9,6 +9,9 @@ Tasks come from a JSONL file in either common shape:
 Without ``path`` a few built-in problems are used (enough to try the env and run its tests offline). The
 reply's last fenced block is the solution; its fence language picks python, c or cpp (python by default).
 Reward components: ``correct`` (1 when every case passes) and ``pass_fraction`` (weight 0 by default).
+Feedback shows failing *visible* cases only (the public tests, or half the cases): ``common.visible_cases``.
+A record's own solutions (CodeContests' ``solutions``, APPS' ``solutions``), when it has them, are the
+reference the audit plays (``reference_action``).
 """
 
 from __future__ import annotations
@@ -19,38 +22,53 @@ from pathlib import Path
 from typing import Any
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text
-from envgym.envs.code.common import NO_CODE_FEEDBACK, extract_code, failure_feedback, no_code_info, turn_info
-from envgym.envs.code.stdio_samples import SAMPLE_PROBLEMS
+from envgym.envs.code.common import NO_CODE_FEEDBACK, attempt_feedback, extract_code, no_code_info, turn_info
+from envgym.envs.code.stdio_samples import SAMPLE_PROBLEMS, SAMPLE_SOLUTIONS
 from envgym.tasks import ListTaskSource
 
 INSTRUCTION = ("Solve the following problem. Your program reads the input from stdin and writes the answer to "
                "stdout. Reply with the complete program in one ```python code block (```cpp or ```c also work)."
                "\n\n{statement}")
 LANGUAGES = ("python", "c", "cpp")
+CODECONTESTS_LANGUAGES = {3: "python", 2: "cpp"}  # its Language enum: PYTHON3 and CPP (Python 2 and Java: no)
+WRONG_PROGRAM = "```python\npass\n```"  # an honest attempt that solves nothing: it prints nothing
 
 
 def record_to_task(record: Mapping[str, Any], index: int) -> Task:
-    """One CodeContests- or APPS-shaped record as a Task (``answer["cases"]``: all cases, public first)."""
+    """One CodeContests- or APPS-shaped record as a Task: ``answer["cases"]`` (all cases, public first),
+    ``answer["public"]`` (how many are public; None when the dataset does not say) and ``answer["solution"]``
+    (``[code, language]`` of a known correct program, or None)."""
+    public, solution = None, None
     if "description" in record:
         statement = record["description"]
         cases = []
         for key in ("public_tests", "private_tests", "generated_tests"):
             tests = record.get(key) or {}
             cases += [{"input": i, "output": o} for i, o in zip(tests.get("input", []), tests.get("output", []))]
+            if key == "public_tests":
+                public = len(cases)
         task_id = str(record.get("name", index))
+        solutions = record.get("solutions") or {}
+        for language, code in zip(solutions.get("language", []), solutions.get("solution", [])):
+            if language in CODECONTESTS_LANGUAGES:
+                solution = [code, CODECONTESTS_LANGUAGES[language]]
+                break
     elif "question" in record:
         statement = record["question"]
         io = record.get("input_output") or "{}"
         io = json.loads(io) if isinstance(io, str) else io
         cases = [{"input": _text(i), "output": _text(o)} for i, o in zip(io.get("inputs", []), io.get("outputs", []))]
         task_id = str(record.get("problem_id", index))
+        solutions = record.get("solutions") or []
+        solutions = json.loads(solutions) if isinstance(solutions, str) else solutions
+        solution = [solutions[0], "python"] if solutions else None
     else:
         raise ValueError(f"record {index}: expected a CodeContests record (with 'description') or an APPS record "
                          f"(with 'question'), got keys {sorted(record)}")
     if not cases:
         raise ValueError(f"record {index} ({task_id}): no test cases")
     return Task(id=task_id, messages=[{"role": "user", "content": INSTRUCTION.format(statement=statement)}],
-                answer={"cases": cases}, metadata={"source": "stdio"})
+                answer={"cases": cases, "public": public, "solution": solution}, metadata={"source": "stdio"})
 
 
 def _text(value: Any) -> str:
@@ -58,10 +76,21 @@ def _text(value: Any) -> str:
 
 
 def load_stdio_tasks(path: str | Path | None = None) -> list[Task]:
+    """The tasks of the JSONL file at ``path``, or the built-in samples (with their reference solutions)."""
     if path is None:
-        return [record_to_task(record, i) for i, record in enumerate(SAMPLE_PROBLEMS)]
+        samples = [{**record, "solutions": {"language": [3], "solution": [SAMPLE_SOLUTIONS[record["name"]]]}}
+                   for record in SAMPLE_PROBLEMS]
+        return [record_to_task(record, i) for i, record in enumerate(samples)]
     with open(path) as handle:
         return [record_to_task(json.loads(line), i) for i, line in enumerate(handle) if line.strip()]
+
+
+def reference_program(task: Task) -> str | None:
+    """The task's known correct program as a reply (a fenced block in its language), or None."""
+    if not task.answer.get("solution"):
+        return None
+    code, language = task.answer["solution"]
+    return f"```{language}\n{code.rstrip()}\n```"
 
 
 def grade_program(env: Any, text: str):
@@ -94,6 +123,13 @@ class StdIO(Env):
             reward, info = no_code_info()
             return [{"role": "user", "content": NO_CODE_FEEDBACK}], reward, True, False, info
         reward, info = turn_info(report, self.pass_fraction_weight)
-        feedback = "All tests passed." if report.all_passed else failure_feedback(report)
+        feedback = attempt_feedback(self.task, report)
         infra = report.infra_error is not None
         return [{"role": "user", "content": feedback}], reward, not infra, infra, info
+
+    def reference_action(self) -> Action | None:
+        """The record's own correct program (None when the dataset ships none)."""
+        return reference_program(self.task) if self.task is not None else None
+
+    def wrong_action(self) -> Action | None:
+        return WRONG_PROGRAM

@@ -83,3 +83,16 @@ def test_a_sandbox_failure_truncates_the_turn_instead_of_scoring_zero():
     _, reward, terminated, truncated, info = env.step("```python\npass\n```")
     unreachable.close()
     assert (terminated, truncated) == (False, True) and "infra_error" in info["error"]
+
+
+def test_the_reference_action_is_the_canonical_solution_and_earns_full_reward(env):
+    for index in (0, 32, 53, 163):
+        env.reset(options={"task_index": index})
+        assert env.unwrapped.task.answer["canonical_solution"] in env.unwrapped.reference_action()
+        assert env.step(env.unwrapped.reference_action())[1] == 1.0
+
+
+def test_the_wrong_action_is_graded_and_earns_nothing(env):
+    env.reset(options={"task_index": 53})
+    _, reward, _, _, info = env.step(env.unwrapped.wrong_action())
+    assert (reward, info["action_valid"], info["correct"]) == (0.0, True, False)
