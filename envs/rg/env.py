@@ -5,7 +5,12 @@ entry ``i``. The agent answers inside ``<answer></answer>`` (reasoning-gym's own
 
 Reward component ``correct``: 1 when the task's scorer gives full marks, else 0. reasoning-gym scorers give
 small partial credit (e.g. 0.01 for any well-formed answer); ``partial_credit=True`` passes the raw score
-through instead. ``info["score"]`` always holds the raw score.
+through instead, where that credit holds under attack (see ``_partial_credit_holds``). ``info["score"]``
+always holds the raw score.
+
+Scoring is hardened for every task (docs/reasoning-gym.md): scorers that would execute the answer are replaced
+(``scorers.py``), the scorer gets a deep copy of the entry, number tasks refuse NaN and infinities, and an
+answer listing the gold among other words earns nothing (``answers.py``).
 """
 
 from __future__ import annotations
@@ -128,11 +133,19 @@ class ReasoningGymEnv(Env):
                 score = 0.0
                 info["hedge"] = True
         score = min(max(score, 0.0), 1.0) if np.isfinite(score) else 0.0
-        partial = self.partial_credit and self.task_name not in PARTIAL_CREDIT_BEATEN
-        value = score if partial else float(score >= 1.0)
+        value = score if self._partial_credit_holds() else float(score >= 1.0)
         components = {"correct": value}
         info.update(reward_components=components, correct=score >= 1.0, score=score)
         return [], reward_total(components), True, False, info
+
+    def _partial_credit_holds(self) -> bool:
+        """Partial credit is paid where no answer that solves nothing earns it: never through reasoning-gym's
+        default scorer (any text containing the gold earns len(gold)/len(text)), nor for the tasks in
+        PARTIAL_CREDIT_BEATEN."""
+        from reasoning_gym.dataset import ProceduralDataset
+
+        own_scorer = self.task_name in SCORERS or type(self.dataset).score_answer is not ProceduralDataset.score_answer
+        return self.partial_credit and own_scorer and self.task_name not in PARTIAL_CREDIT_BEATEN
 
     def _score(self, answer: str | None, info: dict[str, Any]) -> float:
         try:

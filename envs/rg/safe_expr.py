@@ -74,7 +74,15 @@ def evaluate_arithmetic(text: str) -> Fraction:
 
     Division is exact (``Fraction``); division by zero and non-integer or huge exponents are refused.
     """
-    return _arithmetic(_parse(text))
+    return _bounded_depth(_arithmetic, _parse(text))
+
+
+def _bounded_depth(walk: Callable[[ast.expr], Any], tree: ast.expr) -> Any:
+    """``walk(tree)``, with a tree too deep for the recursive walk (``-----...1``) refused, not raised."""
+    try:
+        return walk(tree)
+    except RecursionError:
+        raise UnsafeExpressionError("expression nested too deeply") from None
 
 
 def _arithmetic(node: ast.expr) -> Fraction:
@@ -100,8 +108,10 @@ def number_literals(text: str) -> list[Fraction]:
     Read from the syntax tree, so ``-3`` is the literal 3 under a minus and ``2.0`` is one literal.
     """
     tree = _parse(text)
-    _arithmetic(tree)  # refuses anything that is not plain arithmetic
-    return [_number(node) for node in ast.walk(tree) if isinstance(node, ast.Constant)]
+    _bounded_depth(_arithmetic, tree)  # refuses anything that is not plain arithmetic
+    literals = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Constant)),
+                      key=lambda node: node.col_offset)
+    return [_number(node) for node in literals]
 
 
 def sympy_expression(text: str, names: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]]) -> Any:
@@ -136,7 +146,7 @@ def sympy_expression(text: str, names: Mapping[str, Any], functions: Mapping[str
         what = node.id if isinstance(node, ast.Name) else type(node).__name__
         raise UnsafeExpressionError(f"{what} is not accepted in this expression")
 
-    return build(_parse(text))
+    return _bounded_depth(build, _parse(text))
 
 
 def python_literal(text: str) -> Any:

@@ -10,7 +10,7 @@ Every replacement keeps the task's own grading rule and credit levels where they
 - **Beaten by a generic answer**: puzzle24 never checks the numbers used (any expression worth 24 earns);
   coin_flip gives full credit to a prefix of the probability's digits (``0`` for ``0.3125``);
   game_of_life_halting gives 1.0 to any non-empty text; advanced_geometry reads the first two numbers of any
-  text as the orthocenter.
+  text as the orthocenter; knights_knaves reads (name, role) pairs out of any text, a copied statement too.
 
 ``SCORERS`` maps a task to ``score(dataset, answer, entry) -> float``; the env calls it instead of
 ``dataset.score_answer``. A test checks that every registered task whose scorer's source calls ``eval``,
@@ -161,6 +161,17 @@ def _advanced_geometry(dataset: Any, answer: str | None, entry: dict[str, Any]) 
     return float(dataset.score_answer(answer, entry))
 
 
+def _knights_knaves(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
+    # reasoning-gym reads (name, role) pairs out of any text, so a statement copied from the puzzle ("if Riley
+    # is an altruist then Daniel is an altruist") is read as an assignment; only assignments are answers.
+    metadata = entry["metadata"]
+    allowed = {str(name).lower() for name in metadata["names"]} | {"is", "a", "an", "and"}
+    allowed |= {metadata["knight_knave_terms"][role].lower() for role in ("knight", "knave")}
+    if not isinstance(answer, str) or not set(re.findall(r"\w+", answer.lower())) <= allowed:
+        return 0.0
+    return float(dataset.score_answer(answer, entry))
+
+
 def _n_queens_board(dataset: Any, board: Any) -> str:
     return dataset._board_to_string(board)
 
@@ -179,4 +190,5 @@ SCORERS: dict[str, Scorer] = {
     "coin_flip": _coin_flip,
     "game_of_life_halting": _game_of_life_halting,
     "advanced_geometry": _advanced_geometry,
+    "knights_knaves": _knights_knaves,
 }
