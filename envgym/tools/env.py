@@ -5,11 +5,16 @@ and the episode goes on) or a *final turn* (no calls, or an ``<answer>`` before 
 handed to the wrapped env, whose verifier grades it as if the tools had never existed. So the task, its
 answer check and its reward stay the wrapped env's; ToolEnv owns only the protocol around them:
 
-- limits: ``max_calls_per_turn`` (extra calls are answered "skipped"), ``max_calls_per_episode`` (later calls
-  are answered "budget exhausted"), ``max_result_chars`` (longer results are cut, and the cut is announced);
-- tool errors (unknown tool, bad arguments, an exception inside the tool) come back as observations, except
-  :class:`~envgym.tools.ToolUnavailable` (broken infrastructure), which propagates;
-- ``info`` counts: ``tool_calls`` (this turn), ``tool_calls_total``, ``tool_errors``, ``tool_counts`` per name;
+- limits: ``max_calls_per_turn`` (the calls after the first N are not run and are answered together in one
+  "skipped" message, so a flood of hundreds of calls costs one message), ``max_calls_per_episode`` (later calls
+  are answered "budget exhausted"), ``max_result_chars`` (longer results and error texts are cut, and the cut
+  is announced);
+- policy mistakes (calls past either limit, an unknown tool, arguments that do not fit the schema, calls that
+  cannot be read at all, an exception inside the tool) come back as observations with
+  ``info["action_valid"] = False`` and ``info["action_error"]``, never as exceptions; only
+  :class:`~envgym.tools.ToolUnavailable` (broken infrastructure) propagates;
+- ``info`` counts: ``tool_calls`` (run this turn), ``tool_calls_skipped``, ``tool_calls_total``,
+  ``tool_errors``, ``tool_counts`` per name;
 - rewards, as named components: ``tool_cost`` (``-call_cost`` per executed call, on tool turns) and, when
   ``efficiency_weight > 0``, ``tool_efficiency`` on the final turn (OTC, see :func:`otc_tool_score`).
 """
@@ -113,8 +118,19 @@ class ToolEnv(Env):
         info["tools"] = self.tool_schemas()
         return messages, info
 
+    def reference_action(self) -> Action | None:
+        """The wrapped env's reference answer: a final turn passes through to it unchanged."""
+        return self.env.reference_action()
+
+    def wrong_action(self) -> Action | None:
+        """The wrapped env's honest wrong answer, passed through like the reference."""
+        return self.env.wrong_action()
+
     def _step(self, action: Action) -> StepResult:
-        parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments)
+        try:
+            parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments)
+        except ValueError as error:  # e.g. a JSON number too long for int(): a malformed call, not a crash
+            return self._unreadable_turn(f"the tool calls could not be read ({str(error)[:200]})")
         if parsed.calls and not parsed.answer_first:
             return self._tool_turn(parsed.calls)
         messages, reward, terminated, truncated, info = self.env.step(action)
@@ -129,21 +145,43 @@ class ToolEnv(Env):
 
     def _tool_turn(self, calls: list[ToolCall]) -> StepResult:
         messages: list[Message] = []
-        executed, errors_before = 0, self._errors
-        for position, call in enumerate(calls):
-            if position >= self.max_calls_per_turn:
-                text = f"Skipped: at most {self.max_calls_per_turn} tool call(s) per turn are run; this one was not."
-            elif self.max_calls_per_episode is not None and self._calls_total >= self.max_calls_per_episode:
+        executed, over_budget, errors_before = 0, 0, self._errors
+        run, skipped = calls[: self.max_calls_per_turn], calls[self.max_calls_per_turn :]
+        for call in run:
+            if self.max_calls_per_episode is not None and self._calls_total >= self.max_calls_per_episode:
                 text = (f"Skipped: the tool budget of this episode ({self.max_calls_per_episode} calls) is used up. "
                         "Give your final answer now.")
+                over_budget += 1
             else:
                 text = self._run(call)
                 executed += 1
-            messages.append(self._result_message(call, text))
+            messages.append(self._result_message(call, self._cut(text)))
+        problems = []
+        if skipped:
+            # One message for all of them (a flood must not become hundreds of messages); for OpenAI calls it
+            # answers the first skipped id and names the others.
+            ids = ", ".join(call.id for call in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+            text = (f"Skipped: at most {self.max_calls_per_turn} tool call(s) per turn are run; "
+                    f"{len(skipped)} more were not ({ids}).")
+            messages.append(self._result_message(skipped[0], text))
+            problems.append(f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} are run")
+        if over_budget:
+            problems.append(f"the tool budget of this episode ({self.max_calls_per_episode} calls) is used up")
+        if self._errors > errors_before:
+            problems.append(f"{self._errors - errors_before} tool call(s) failed; the results say why")
         components = {"tool_cost": -self.call_cost * executed}
-        info = {"reward_components": components, "action_valid": self._errors == errors_before}
-        info.update(self._counts_info(executed))
+        info: dict[str, Any] = {"reward_components": components, "action_valid": not problems}
+        if problems:
+            info["action_error"] = "; ".join(problems)
+        info.update(self._counts_info(executed), tool_calls_skipped=len(skipped) + over_budget)
         return messages, reward_total(components), False, False, info
+
+    def _unreadable_turn(self, problem: str) -> StepResult:
+        self._errors += 1
+        components = {"tool_cost": 0.0}
+        info: dict[str, Any] = {"reward_components": components, "action_valid": False, "action_error": problem}
+        info.update(self._counts_info(0), tool_calls_skipped=0)
+        return [{"role": "user", "content": f"Error: {problem}."}], 0.0, False, False, info
 
     def _run(self, call: ToolCall) -> str:
         self._calls_total += 1
@@ -154,15 +192,17 @@ class ToolEnv(Env):
             return self._error(f"Error: there is no tool named {call.name!r}; the tools are {', '.join(self.tools)}.")
         self._counts[call.name] += 1
         try:
-            text = tool.call(call.arguments)
+            return tool.call(call.arguments)
         except ToolUnavailable:
             raise
         except Exception as error:  # any failure inside a tool is the agent's observation, not a crash
             return self._error(f"Error: {type(error).__name__}: {error}")
-        if len(text) > self.max_result_chars:
-            text = (text[: self.max_result_chars]
-                    + f"\n[truncated: showing the first {self.max_result_chars} of {len(text)} characters]")
-        return text
+
+    def _cut(self, text: str) -> str:
+        """``text`` bounded by ``max_result_chars`` (results and error texts alike: both may echo the call)."""
+        if len(text) <= self.max_result_chars:
+            return text
+        return text[: self.max_result_chars] + f"\n[truncated: showing the first {self.max_result_chars} of {len(text)} characters]"
 
     def _error(self, text: str) -> str:
         self._errors += 1

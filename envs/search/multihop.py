@@ -3,8 +3,10 @@
 Each turn the agent either searches (``<search>query</search>``, or a JSON/OpenAI function call to
 ``search``) and gets the top documents back as ``<information>...</information>``, or answers with
 ``<answer>...</answer>``, which ends the episode. Reward, on the final turn: ``correct`` = exact match
-(SQuAD normalization, against every gold answer; ``reward="f1"`` for token F1). ``info`` has both ``em`` and
-``f1``, and the :class:`~envgym.tools.ToolEnv` counts (searches made, errors).
+(SQuAD normalization, against every gold answer; ``metric="f1"`` for token F1, which gives nothing to a list of
+candidates or to an answer longer than the gold: see :mod:`envgym.verifiers.qa`). ``info`` has both ``em`` and
+``f1``, and the :class:`~envgym.tools.ToolEnv` counts (searches made, errors). One search runs per turn; more
+calls in the turn are skipped and make the turn invalid (``action_valid=False``).
 
 Tasks come from the synthetic world (:mod:`envgym.envs.search.world`: contamination-free, 1-4 hops, unique
 answers) or from files: a JSONL corpus plus a QA file in Search-R1 (``question``, ``golden_answers``) or
@@ -15,6 +17,7 @@ them for long-horizon search, e.g. ``envgym.make("search/MultiHopQA-v0", max_tur
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,10 @@ import numpy as np
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
 from envgym.tasks import FieldMap, ProceduralTaskSource, load_jsonl, load_parquet
 from envgym.tools import Tool, ToolEnv
-from envgym.tools.parsing import ANSWER
+
+# The body may hold no other <answer> tag: linear time on floods of unclosed tags (a lazy .*? rescans the rest of
+# the text from every opening tag), and the innermost answer of nested tags.
+ANSWER = re.compile(r"<answer>((?:(?!</?answer>).)*)</answer>", re.DOTALL)
 
 QUESTION_TEMPLATE = (
     "Answer the question. Search as many times as you need; each search returns the top documents. "
@@ -37,14 +43,18 @@ class QuestionAnswering(Env):
 
     description = "Answer a question in <answer> tags; exact-match reward."
 
-    def __init__(self, tasks: Any, reward: str = "em"):
-        if reward not in ("em", "f1"):
-            raise ValueError(f"reward must be 'em' (exact match) or 'f1' (token F1), got {reward!r}")
-        self.tasks, self.reward = tasks, reward
+    def __init__(self, tasks: Any, metric: str = "em"):
+        if metric not in ("em", "f1"):
+            raise ValueError(f"metric must be 'em' (exact match) or 'f1' (token F1), got {metric!r}")
+        self.tasks, self.metric = tasks, metric
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         self._golds = [task.answer] if isinstance(task.answer, str) else [str(a) for a in task.answer]
         return task.prompt(), {}
+
+    def reference_action(self) -> Action | None:
+        """The first gold answer in the answer format."""
+        return None if self.task is None else f"<answer>{self._golds[0]}</answer>"
 
     def _step(self, action: Action) -> StepResult:
         from envgym.verifiers.qa import exact_match, token_f1
@@ -52,13 +62,13 @@ class QuestionAnswering(Env):
         answers = ANSWER.findall(action_text(action))
         if not answers:
             components = {"correct": 0.0}
-            info = {"reward_components": components, "correct": False, "em": 0.0, "f1": 0.0, "answer": None,
-                    "action_valid": False}
             message = "No <answer> was given, so the episode ends unanswered."
+            info = {"reward_components": components, "correct": False, "em": 0.0, "f1": 0.0, "answer": None,
+                    "action_valid": False, "action_error": message}
             return [{"role": "user", "content": message}], 0.0, True, False, info
         answer = answers[-1].strip()
         em, f1 = float(exact_match(answer, self._golds)), float(token_f1(answer, self._golds))
-        components = {"correct": em if self.reward == "em" else f1}
+        components = {"correct": em if self.metric == "em" else f1}
         info = {"reward_components": components, "correct": em == 1.0, "em": em, "f1": f1, "answer": answer,
                 "gold": self._golds, "action_valid": True}
         verdict = "correct" if em == 1.0 else "incorrect"
@@ -74,14 +84,17 @@ class MultiHopQA(ToolEnv):
         a JSONL/Parquet QA file; use both, or neither.
     retriever_url: search a running ``envgym serve search`` (or any Search-R1 retriever) instead of an
         in-process index.
-    topk: documents per search. Remaining keywords go to :class:`~envgym.tools.ToolEnv` (limits, OTC).
+    topk: documents per search.
+    metric: ``"em"`` (exact match) or ``"f1"`` (token F1) as the ``correct`` component (named ``metric``, not
+        ``reward``: ``make(..., reward=...)`` takes a reward spec). Remaining keywords go to
+        :class:`~envgym.tools.ToolEnv` (limits, OTC).
     """
 
     description = "Multi-hop question answering with a BM25 search tool over a corpus."
 
     def __init__(self, *, num_docs: int = 10_000, world_seed: int = 0, hops: tuple[int, int] = (1, 4),
                  corpus_path: str | None = None, qa_path: str | None = None, retriever_url: str | None = None,
-                 topk: int = 3, reward: str = "em", **tool_options: Any):
+                 topk: int = 3, metric: str = "em", **tool_options: Any):
         if (corpus_path is None) != (qa_path is None):
             raise ValueError("corpus_path and qa_path go together: give both (a corpus and its questions) or neither")
         low, high = hops
@@ -106,7 +119,7 @@ class MultiHopQA(ToolEnv):
         else:
             self._search_batch = lambda queries: index.search_batch(queries, self.topk)
         tool_options.setdefault("max_calls_per_turn", 1)
-        super().__init__(QuestionAnswering(tasks, reward), [self._search_tool()], **tool_options)
+        super().__init__(QuestionAnswering(tasks, metric), [self._search_tool()], **tool_options)
 
     def _search_tool(self) -> Tool:
         from envgym.envs.search.index import format_hits

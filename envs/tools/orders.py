@@ -7,6 +7,11 @@ without a tool call. Reward, on that turn: ``correct`` = 1 when the final databa
 canonical solution replayed on the initial world), else 0. ``info`` says which part failed:
 ``goal_met`` (every row the goal changes is as the goal wants) and ``unexpected_changes`` (rows the goal
 does not touch that changed anyway: a forbidden change).
+
+Every episode opens a fresh in-memory database from the task's rows, so tool calls never change what a later
+episode of the same task starts from. At most 8 calls run per turn (more are skipped and the turn is invalid).
+:meth:`ShopOrders.reference_action` plays the task's canonical solution as OpenAI ``tool_calls``, 8 per turn,
+then a summary turn without calls that ends the episode.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 from envgym.core import Action, Env, Message, StepResult, Task, reward_total
 from envgym.envs.tools.shop import Shop, ShopError, TABLES, generate_task, open_world, snapshot
 from envgym.tasks import ProceduralTaskSource
-from envgym.tools import Tool, ToolEnv
+from envgym.tools import Tool, ToolCall, ToolEnv
 
 SYSTEM_PROMPT = (
     "You are a customer-service agent for an online shop. Use the tools to carry out the requests, in order, "
@@ -119,6 +124,31 @@ class ShopOrders(ToolEnv):
         tool_options.setdefault("answer_format", None)
         tool_options.setdefault("max_calls_per_turn", 8)
         super().__init__(world, world.tools(), **tool_options)
+
+    def reference_action(self) -> Action | None:
+        """The next calls of the canonical solution (those not yet run in order), or the closing summary."""
+        if self.task is None:
+            return None
+        solution = self.task.answer["solution"]
+        calls = solution[self._solution_done : self._solution_done + self.max_calls_per_turn]
+        if not calls:
+            return "Every request is carried out."
+        tool_calls = [ToolCall(call["name"], call["arguments"], f"ref_{self._solution_done + i}", "openai").to_openai()
+                      for i, call in enumerate(calls)]
+        return {"role": "assistant", "content": None, "tool_calls": tool_calls}
+
+    def _reset(self, task: Task | None, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
+        self._solution_done = 0  # how many calls of the canonical solution have run, in order
+        return super()._reset(task, options)
+
+    def _run(self, call: ToolCall) -> str:
+        errors_before = self._errors
+        text = super()._run(call)
+        solution = self.task.answer["solution"]
+        if (self._errors == errors_before and self._solution_done < len(solution)
+                and solution[self._solution_done] == {"name": call.name, "arguments": call.arguments}):
+            self._solution_done += 1
+        return text
 
 
 def _changed_rows(before: dict[str, list[tuple]], after: dict[str, list[tuple]]) -> set[tuple[str, int]]:

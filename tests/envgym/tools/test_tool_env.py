@@ -141,3 +141,59 @@ def test_extra_calls_cost_efficiency_reward_but_only_when_correct(tools):
     env.reset(seed=0, options={"task_index": 0})
     _, reward, _, _, info = env.step("<answer>0</answer>")
     assert reward == 0.0
+
+
+def test_a_flood_of_calls_runs_only_the_per_turn_limit_and_is_an_invalid_turn(tools):
+    env = make(tools, max_calls_per_turn=8)
+    env.reset(seed=0)
+    messages, reward, terminated, _, info = env.step(hermes("add", a=1, b=1) * 300)
+    assert len(messages) == 9 and [m["content"] for m in messages[:8]] == ["2"] * 8
+    assert messages[8]["content"].startswith("Skipped: at most 8 tool call(s) per turn are run; 292 more were not")
+    assert info["tool_calls"] == 8 and info["tool_calls_skipped"] == 292 and info["tool_calls_total"] == 8
+    assert info["action_valid"] is False and "300 tool calls in one turn" in info["action_error"]
+    assert not terminated and "error" not in info
+
+
+def test_calls_past_the_episode_budget_are_an_invalid_turn(tools):
+    env = make(tools, max_calls_per_episode=1)
+    env.reset(seed=0)
+    assert env.step(hermes("add", a=1, b=1))[4]["action_valid"] is True
+    info = env.step(hermes("add", a=1, b=1))[4]
+    assert info["action_valid"] is False and "budget" in info["action_error"]
+
+
+@pytest.mark.parametrize("arguments", ['{"a": 1}', '{"a": 1, "b": 2, "c": 3}', '{"a": "1", "b": 2}',
+                                       '{"a": 1.5, "b": 2}', '{"a": NaN, "b": 2}', '{"a": 1e999, "b": 2}',
+                                       '{"a": true, "b": 2}', '[1, 2]', '"a=1"', '{"a": ' + "9" * 5000 + ', "b": 2}'],
+                         ids=lambda text: text[:20])
+def test_malformed_arguments_are_an_invalid_turn_never_an_exception(tools, arguments):
+    env = make(tools)
+    env.reset(seed=0)
+    messages, _, terminated, _, info = env.step(f'<tool_call>{{"name": "add", "arguments": {arguments}}}</tool_call>')
+    assert messages[0]["content"].startswith("Error") and not terminated
+    assert info["action_valid"] is False and info["action_error"] and "error" not in info
+
+
+def test_an_unknown_tool_with_a_huge_name_gets_a_bounded_error(tools):
+    env = make(tools, max_result_chars=100)
+    env.reset(seed=0)
+    messages, *_, info = env.step(hermes("x" * 50_000))
+    assert len(messages[0]["content"]) < 200 and info["action_valid"] is False
+
+
+def test_the_reference_and_wrong_actions_are_the_wrapped_envs():
+    from helpers.add_numbers import AddNumbers
+
+    class AddNumbersWithReference(AddNumbers):
+        def reference_action(self):
+            return f"<answer>{self.task.answer}</answer>"
+
+        def wrong_action(self):
+            return f"<answer>{self.task.answer + 1}</answer>"
+
+    env = ToolEnv(AddNumbersWithReference(), [Tool.from_function(lambda text: text, name="echo")])
+    env.reset(seed=0, options={"task_index": 3})
+    assert env.reference_action() == f"<answer>{env.task.answer}</answer>"
+    assert env.step(env.wrong_action())[1] == 0.0
+    env.reset(seed=0, options={"task_index": 3})
+    assert env.step(env.reference_action())[1] == 1.0

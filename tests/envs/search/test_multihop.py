@@ -71,7 +71,7 @@ def _documents(env):
 
 
 def test_f1_reward_gives_partial_credit():
-    env = envgym.make("search/MultiHopQA-v0", reward="f1", **SMALL)
+    env = envgym.make("search/MultiHopQA-v0", metric="f1", **SMALL)
     for index in range(20):
         env.reset(seed=index, options={"task_index": index})
         if " " in env.task.answer[0]:
@@ -146,3 +146,59 @@ def test_it_can_search_through_a_running_retrieval_server():
 def test_corpus_and_questions_must_come_together(tmp_path):
     with pytest.raises(ValueError, match="corpus_path and qa_path go together"):
         envgym.make("search/MultiHopQA-v0", corpus_path=str(tmp_path / "c.jsonl"))
+
+
+def test_the_reference_answer_gets_full_reward_on_20_tasks(env):
+    for index in range(20):
+        env.reset(seed=index, options={"task_index": index})
+        _, reward, terminated, _, info = env.step(env.reference_action())
+        assert terminated and reward == 1.0 and info["em"] == 1.0
+
+
+def test_with_f1_listing_every_name_of_the_answers_kind_earns_nothing():
+    env = envgym.make("search/MultiHopQA-v0", metric="f1", **SMALL)
+    titles = [doc["title"] for doc in _documents(env)]
+    for index in range(20):
+        env.reset(seed=index, options={"task_index": index})
+        gold = env.task.answer[0]
+        kind = [title for title in titles if len(title.split()) == len(gold.split())]  # names shaped like the gold
+        for separator in (", ", " or ", " "):
+            listing = separator.join([gold, *kind[:2]])
+            env.reset(seed=index, options={"task_index": index})
+            _, reward, _, _, info = env.step(f"<answer>{listing}</answer>")
+            assert reward == 0.0, (listing, info["f1"])
+
+
+@pytest.mark.parametrize("metric", ["em", "f1"])
+def test_echoing_the_question_or_a_huge_answer_earns_nothing(metric):
+    env = envgym.make("search/MultiHopQA-v0", metric=metric, **SMALL)
+    for index in range(10):
+        messages, _ = env.reset(seed=index, options={"task_index": index})
+        question = messages[-1]["content"].split("Question: ")[-1]
+        assert env.step(f"<answer>{question}</answer>")[1] == 0.0
+        env.reset(seed=index, options={"task_index": index})
+        assert env.step(f"<answer>{(env.task.answer[0] + ' ') * 5000}</answer>")[1] == 0.0
+
+
+def test_a_search_flood_runs_one_search_and_is_an_invalid_turn(env):
+    env.reset(seed=0, options={"task_index": 0})
+    messages, _, terminated, _, info = env.step("<search>Velmora</search>" * 200)
+    assert info["tool_calls"] == 1 and info["tool_calls_skipped"] == 199 and len(messages) == 2
+    assert info["action_valid"] is False and not terminated
+
+
+def test_an_unknown_tool_is_an_invalid_turn(env):
+    env.reset(seed=0, options={"task_index": 0})
+    messages, *_, info = env.step('<tool_call>{"name": "browse", "arguments": {"url": "x"}}</tool_call>')
+    assert "no tool named 'browse'" in messages[0]["content"] and info["action_valid"] is False
+
+
+def test_a_huge_query_is_answered_like_any_other(env):
+    env.reset(seed=0, options={"task_index": 0})
+    messages, _, terminated, _, info = env.step(f"<search>{'Velmora Tarsk ' * 7000}</search>")
+    assert messages[0]["content"].startswith("<information>") and info["action_valid"] is True and not terminated
+
+
+def test_nested_answer_tags_grade_the_innermost_answer(env):
+    env.reset(seed=0, options={"task_index": 0})
+    assert env.step(f"<answer><answer>{env.task.answer[0]}</answer></answer>")[1] == 1.0

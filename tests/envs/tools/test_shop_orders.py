@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import envgym
+from envgym.envs.tools.shop import snapshot
 from envgym.utils import check_env
 
 
@@ -108,3 +109,55 @@ def test_the_same_task_index_gives_the_same_shop(env):
     first = env.reset(seed=0, options={"task_index": 5})[0]
     world = env.task.answer["world"]
     assert env.reset(seed=9, options={"task_index": 5})[0] == first and env.task.answer["world"] == world
+
+
+def test_the_reference_plays_the_solution_to_full_reward_on_20_tasks(env):
+    for index in range(20):
+        env.reset(seed=index, options={"task_index": index})
+        while True:
+            _, reward, terminated, truncated, info = env.step(env.reference_action())
+            if terminated or truncated:
+                break
+        assert terminated and reward == 1.0, info
+
+
+def test_a_flood_of_writes_runs_at_most_eight_and_is_an_invalid_turn(env):
+    env.reset(seed=0, options={"task_index": 0})
+    flood = [{"name": "update_customer_address", "arguments": {"customer_id": 1, "address": f"{i} Elm Street"}}
+             for i in range(300)]
+    messages, _, _, _, info = env.step(openai_turn(flood))
+    assert info["tool_calls"] == 8 and info["tool_calls_skipped"] == 292 and len(messages) == 9
+    assert info["action_valid"] is False and "300 tool calls" in info["action_error"]
+    assert env.unwrapped.env.shop.find_customer(env.task.answer["world"]["customers"][0][1])["address"] == "7 Elm Street"
+
+
+@pytest.mark.parametrize("arguments", [{}, {"order_id": "1"}, {"order_id": 1, "reason": "x"}, {"order_id": 0},
+                                       {"order_id": 10**30}, {"order_id": True}, {"order_id": [1]}, {"order_id": 1.0}],
+                         ids=str)
+def test_malformed_arguments_are_an_invalid_turn_and_change_nothing(env, arguments):
+    env.reset(seed=0, options={"task_index": 0})
+    messages, _, terminated, _, info = env.step(openai_turn([{"name": "cancel_order", "arguments": arguments}]))
+    assert messages[0]["content"].startswith("Error") and not terminated
+    assert info["action_valid"] is False and "error" not in info
+    assert env.step("Done.")[4]["unexpected_changes"] == []
+
+
+def test_an_unknown_tool_is_an_invalid_turn(env):
+    env.reset(seed=0, options={"task_index": 0})
+    messages, *_, info = env.step(openai_turn([{"name": "drop_tables", "arguments": {}}]))
+    assert "no tool named 'drop_tables'" in messages[0]["content"] and info["action_valid"] is False
+
+
+def test_tool_calls_never_leak_into_a_later_episode_of_the_same_task():
+    fresh = envgym.make("tools/ShopOrders-v0")
+    fresh.reset(seed=0, options={"task_index": 4})
+    untouched = snapshot(fresh.unwrapped.env.shop.db)
+    env = envgym.make("tools/ShopOrders-v0")
+    for _ in range(2):
+        env.reset(seed=0, options={"task_index": 4})
+        assert snapshot(env.unwrapped.env.shop.db) == untouched
+        customers = [row[0] for row in env.task.answer["world"]["customers"]]
+        env.step(openai_turn([{"name": "update_customer_address", "arguments": {"customer_id": c, "address": "gone"}}
+                              for c in customers[:8]]))
+        env.step(env.reference_action())
+    assert env.task.answer["world"] == fresh.task.answer["world"]
