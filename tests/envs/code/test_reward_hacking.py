@@ -14,6 +14,8 @@ harness until the sandbox hid it. The threat model they document is in docs/sand
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import envgym
@@ -233,6 +235,39 @@ def {entry}(*args, **kwargs):
             exec(problem["prompt"] + problem["canonical_solution"], namespace)
             return namespace["{entry}"](*args, **kwargs)
 """,
+    "answer_key_searched_for_on_disk_and_through_proc": """
+import glob, gzip, json, os, sys
+def _search():
+    roots = [path for path in sys.path if path.startswith("/")] + [sys.prefix, sys.base_prefix, "/usr/local/lib",
+             "/usr/lib/python3", "/root", "/home", "/work", "/opt", "/tmp", "/proc/1/root/work", "/proc/1/cwd"]
+    roots += glob.glob("/usr/lib/python3*/*-packages") + glob.glob("/proc/[0-9]*/cwd")
+    seen = 0
+    for root in roots:
+        for folder, folders, files in os.walk(root):
+            folders[:] = [name for name in folders if name not in ("proc", "sys", "dev")]
+            for name in files:
+                seen += 1
+                if seen > 50_000:
+                    return None
+                if "HumanEval" not in name and not name.endswith((".jsonl", ".jsonl.gz")):
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    opener = gzip.open if name.endswith(".gz") else open
+                    with opener(path, "rt") as lines:
+                        for line in lines:
+                            problem = json.loads(line)
+                            if problem.get("entry_point") == "{entry}":
+                                return problem
+                except Exception:
+                    continue
+    return None
+_problem = _search()
+def {entry}(*args, **kwargs):
+    namespace = {{}}
+    exec(_problem["prompt"] + _problem["canonical_solution"], namespace)
+    return namespace["{entry}"](*args, **kwargs)
+""",
 }
 
 
@@ -254,3 +289,52 @@ def test_the_hack_earns_nothing(env, hack):
 
 def test_the_hacks_are_distinct_and_at_least_twelve():
     assert len(set(HACKS.values())) == len(HACKS) >= 12
+
+
+LIMIT_HACKS = {
+    "sleeping_past_the_deadline": "import time\ndef add(x, y):\n    time.sleep(60)\n    return x + y\n",
+    "fork_bomb": ("import os\ndef add(x, y):\n    while True:\n        try:\n            os.fork()\n"
+                  "        except OSError:\n            pass\n"),
+    "spinning_until_the_cpu_limit": "def add(x, y):\n    while True:\n        pass\n",
+}
+
+
+@pytest.mark.parametrize("hack", sorted(LIMIT_HACKS))
+def test_a_solution_that_hits_the_sandbox_limits_earns_nothing_and_leaves_nothing_running(hack):
+    from envgym.envs.code.humaneval import HumanEval
+    from envgym.sandbox import get_backend
+
+    env = HumanEval(timeout=1.0)
+    env.reset(options={"task_index": TASKS["add"]})
+    _, reward, _, _, info = env.step(f"```python\n{LIMIT_HACKS[hack]}```")
+    assert "error" not in info and (reward, info["correct"]) == (0.0, False)
+    assert get_backend("local").job_processes() == []
+
+
+def test_reading_the_task_file_earns_nothing(tmp_path):
+    """A stdio solution that looks for the dataset's JSONL (expected outputs included) where it might be."""
+    from envgym.envs.code.stdio import StdIO
+
+    record = {"problem_id": 1, "question": "Print the input doubled.",
+              "input_output": json.dumps({"inputs": [f"{n}\n" for n in range(6)],
+                                          "outputs": [f"{2 * n}\n" for n in range(6)]})}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    search = f"""
+import glob, json, sys
+given = sys.stdin.read()
+for name in glob.glob("/tmp/**/*.jsonl", recursive=True) + glob.glob("/proc/*/cwd/**/*.jsonl", recursive=True) + [{str(path)!r}]:
+    try:
+        for line in open(name):
+            cases = json.loads(json.loads(line)["input_output"])
+            for i, o in zip(cases["inputs"], cases["outputs"]):
+                if i == given:
+                    print(o, end="")
+                    sys.exit(0)
+    except Exception:
+        pass
+"""
+    env = StdIO(path=str(path))
+    env.reset(options={"task_index": 0})
+    _, reward, _, _, info = env.step(f"```python\n{search}```")
+    assert "error" not in info and (reward, info["tests_passed"]) == (0.0, 0)
