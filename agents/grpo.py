@@ -24,6 +24,9 @@ from typing import Any
 
 import torch
 
+from envgym.agents.entropy_control import (ENTROPY_CONTROLS, clip_cov_selection, kl_cov_selection,
+                                           token_covariance)
+
 ADVANTAGES = ("grpo", "dr_grpo", "rloo", "rebn", "gdpo", "turn_grpo")
 LOSS_TYPES = ("token_mean", "seq_mean_token_mean", "constant")
 SCALE_REWARDS = ("group", "batch", "none")
@@ -84,6 +87,22 @@ class GRPOConfig:
     """Upper clip range (DAPO's clip-higher, e.g. 0.28); None means the same as ``epsilon``."""
     beta: float = 0.0
     """Weight of the k3 KL penalty to the reference (initial) model. 0 loads no reference model at all."""
+    entropy_coef: float = 0.0
+    """Entropy bonus c: each policy token's loss gets -c·H_t (verl's ``entropy_coeff``); costs a softmax over the
+    vocabulary per token with gradient. See :mod:`envgym.agents.entropy_control`."""
+    entropy_control: str = "none"
+    """``none``, ``clip_cov`` or ``kl_cov``: the covariance-based controls of arXiv:2505.22617 (verl's
+    ``policy_loss.loss_mode``), formulas in :mod:`envgym.agents.entropy_control`."""
+    clip_cov_ratio: float = 2e-4
+    """Clip-Cov: share r of the policy tokens whose gradient is detached (at least one)."""
+    clip_cov_lb: float = 1.0
+    """Clip-Cov: lower bound ω_low of the covariance band tokens are drawn from."""
+    clip_cov_ub: float = 5.0
+    """Clip-Cov: upper bound ω_high of the covariance band."""
+    kl_cov_ratio: float = 2e-4
+    """KL-Cov: share k of the policy tokens, highest covariance first, that get the KL penalty (at least one)."""
+    kl_cov_coef: float = 1.0
+    """KL-Cov: weight β of the penalty |log π_θ - log π_old| (verl's ``ppo_kl_coef``)."""
     mask_truncated_completions: bool = False
     """Give truncated episodes (turn or token limit hit) no loss: their ending is not the policy's doing.
     They still count in their group's advantage statistics (as in TRL/DAPO). Failed episodes are another
@@ -164,6 +183,15 @@ class GRPOConfig:
         _choice("loss_type", self.loss_type, LOSS_TYPES)
         _choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)
         _choice("lr_scheduler_type", self.lr_scheduler_type, ("constant", "linear", "cosine"))
+        _choice("entropy_control", self.entropy_control, ENTROPY_CONTROLS)
+        for name in ("entropy_coef", "kl_cov_coef"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("clip_cov_ratio", "kl_cov_ratio"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be a share in [0, 1], got {getattr(self, name)}")
+        if self.clip_cov_lb >= self.clip_cov_ub:
+            raise ValueError(f"need clip_cov_lb < clip_cov_ub, got {self.clip_cov_lb} and {self.clip_cov_ub}")
         for name in ("num_generations",):
             if getattr(self, name) < 2:
                 raise ValueError(f"{name} must be >= 2 (advantages compare episodes within a group), got {getattr(self, name)}")
@@ -433,6 +461,7 @@ def policy_loss(
     ref_logprobs: torch.Tensor | None = None,
     rollout_logprobs: torch.Tensor | None = None,
     loss_constant: int | None = None,
+    entropy: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The clipped surrogate of the module docstring for one micro-batch of shape (B, T).
 
@@ -445,6 +474,9 @@ def policy_loss(
     - ``constant``:            Σ_{i,t} m ℓ / (N · C), C = ``loss_constant`` (from :func:`dr_grpo_constant`;
                                None: the one-turn budget ``dr_grpo_constant(config, 1, 1)``)
 
+    ``entropy_control`` changes ℓ as :mod:`envgym.agents.entropy_control` describes (``cov_selected`` counts the
+    tokens it picked), and ``entropy`` (B, T), the per-token entropy with gradient, is needed for ``entropy_coef``.
+
     Returns the loss and sums (not means) of the statistics, for the trainer to normalize over the batch.
     """
     mask = mask.to(logprobs.dtype)
@@ -454,6 +486,16 @@ def policy_loss(
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, low, high) * advantages
     per_token = -torch.min(unclipped, clipped)
+    selected = None
+    if config.entropy_control != "none":
+        covariance = token_covariance(logprobs, advantages, mask)
+        if config.entropy_control == "clip_cov":
+            selected = clip_cov_selection(covariance, mask, config.clip_cov_ratio, config.clip_cov_lb,
+                                          config.clip_cov_ub, already_clipped=clipped < unclipped)
+            per_token = per_token * (~selected).to(per_token.dtype)  # no loss, so no gradient, from these tokens
+        else:  # kl_cov: no ratio clipping; the top tokens by covariance are held near π_old instead
+            selected = kl_cov_selection(covariance, mask, config.kl_cov_ratio)
+            per_token = -unclipped + config.kl_cov_coef * selected.to(per_token.dtype) * log_ratio.abs()
     if config.importance_sampling_correction:
         if rollout_logprobs is None:
             raise ValueError("importance_sampling_correction needs the rollout engine's logprobs")
@@ -466,6 +508,10 @@ def policy_loss(
         q = ref_logprobs - logprobs
         kl = torch.exp(q) - q - 1.0
         per_token = per_token + config.beta * kl
+    if config.entropy_coef > 0:
+        if entropy is None:
+            raise ValueError("entropy_coef > 0 needs the per-token entropies")
+        per_token = per_token - config.entropy_coef * entropy
 
     if config.loss_type == "token_mean":
         loss = (per_token * mask).sum() / max(num_tokens, 1)
@@ -482,4 +528,6 @@ def policy_loss(
             "kl": (kl.detach() * mask).sum() if kl is not None else torch.zeros(()),
             "ratio": (ratio.detach() * mask).sum(),
         }
+        if selected is not None:
+            stats["cov_selected"] = (selected.to(mask.dtype) * mask).sum()
     return loss, stats

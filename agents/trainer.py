@@ -28,6 +28,7 @@ import envgym
 from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
                                 token_logprobs, turn_advantages)
 from envgym.agents.batching import decoder_and_head, micro_batches, pad_batch, predictors
+from envgym.agents.entropy_control import token_entropies
 from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
 from envgym.agents.trajectory import Trajectory
 
@@ -296,11 +297,12 @@ class GRPOTrainer:
                 loss, stats = policy_loss(logprobs, old_logprobs[b], tensors["advantages"], tensors["mask"], config,
                                           num_sequences=num_sequences, num_tokens=num_tokens,
                                           ref_logprobs=ref_logprobs[b], rollout_logprobs=tensors["rollout_logprobs"],
-                                          loss_constant=loss_constant)
+                                          loss_constant=loss_constant,
+                                          entropy=token_entropies(logits, tensors["mask"]) if config.entropy_coef > 0 else None)
                 loss.backward()
                 totals["loss"] += loss.item() / config.num_iterations
                 for key, value in stats.items():
-                    totals[key] += value.item() / config.num_iterations
+                    totals[key] = totals.get(key, 0.0) + value.item() / config.num_iterations
             params = [p for p in self.model.parameters() if p.requires_grad]
             max_norm = config.max_grad_norm if config.max_grad_norm is not None else float("inf")
             grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, max_norm)))
@@ -311,6 +313,8 @@ class GRPOTrainer:
                 "clip_fraction_low": totals["clip_low"] / denominator, "clip_fraction_high": totals["clip_high"] / denominator,
                 "kl": totals["kl"] / denominator, "ratio_mean": totals["ratio"] / denominator,
                 "entropy": totals["entropy"] / denominator, "policy_tokens": num_tokens,
+                **({"cov_selected_fraction": totals.get("cov_selected", 0.0) / denominator}
+                   if config.entropy_control != "none" else {}),
                 "rollout_logprob_gap": totals["rollout_gap"] / denominator, "rollout_logprob_gap_max": gap_max,
                 "total_tokens": sum(len(t.prompt_ids) + len(t.completion_ids) for t, _, _ in rows),
                 "micro_batches": len(batches), "update_skipped": False}
