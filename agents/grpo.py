@@ -9,6 +9,9 @@ Objective (per optimizer step, over a batch of groups; G episodes of one task fo
 
 ``A_{i,t}`` is the advantage of the *turn* that token t belongs to (see :func:`turn_advantages`), so
 multi-turn episodes get per-turn credit. Tokens the env or chat template wrote (loss mask 0) never count.
+Optional entropy control changes the per-token term: an entropy bonus -c·H_t, Clip-Cov (drop a random few
+high-covariance tokens from the loss) or KL-Cov (no clip; |log ρ_t| penalty on the top-covariance tokens); the
+formulas are in :mod:`envgym.agents.entropy_control`.
 
 Simplifications, stated: π_old is the model at the start of the step (its logprobs are taken from the first
 pass over the batch, detached, so on-policy training needs one forward per token, like TRL with
