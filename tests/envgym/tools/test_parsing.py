@@ -46,3 +46,9 @@ def test_structured_tool_calls_win_over_the_same_calls_left_in_the_content():
     message = {"role": "assistant", "content": '<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>',
                "tool_calls": [{"id": "x", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]}
     assert [(c.id, c.format) for c in parse_turn(message).calls] == [("x", "openai")]
+
+
+def test_nested_tags_give_the_innermost_body_so_unclosed_floods_are_read_in_one_pass():
+    parsed = parse_turn("<answer>" * 1000 + "<answer>7</answer>" + "<search>" * 1000 + "<search>q</search>", ["search"])
+    assert parsed.answer == "7" and [call.arguments for call in parsed.calls] == [{"input": "q"}]
+    assert parse_turn('<tool_call><tool_call>{"name": "search", "arguments": {}}</tool_call>').calls[0].name == "search"
