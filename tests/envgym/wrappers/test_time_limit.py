@@ -32,3 +32,13 @@ def test_step_before_reset_raises():
 def test_max_turns_must_be_a_positive_int(bad):
     with pytest.raises(ValueError, match="positive int"):
         TimeLimit(GuessNumber(), max_turns=bad)
+
+
+def test_the_reference_action_is_the_wrapped_envs_and_wins_within_the_limit():
+    env = TimeLimit(GuessNumber(), max_turns=7)
+    env.reset(seed=0, options={"task_index": 3})
+    while True:
+        _, reward, terminated, truncated, _ = env.step(env.reference_action())
+        if terminated or truncated:
+            break
+    assert terminated and reward == 1.0
