@@ -14,7 +14,7 @@ from typing import Any
 
 from envgym.core import Task, reward_total
 
-FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#-]*)[^\n]*\n(.*?)```", re.DOTALL)
+FENCE_LANGUAGE = re.compile(r"[ \t]*([A-Za-z0-9_+#-]*)")
 LANGUAGE_ALIASES = {"": None, "python": "python", "py": "python", "python3": "python", "c": "c",
                     "cpp": "cpp", "c++": "cpp", "cc": "cpp", "bash": "bash", "sh": "bash"}
 
@@ -22,13 +22,23 @@ LANGUAGE_ALIASES = {"": None, "python": "python", "py": "python", "python3": "py
 def extract_code(text: str) -> tuple[str, str | None] | None:
     """The last fenced code block of ``text`` and its language (``None`` when the fence names none).
 
-    Returns ``None`` when there is no complete fenced block.
+    Returns ``None`` when there is no complete fenced block. A fence is three backticks, an optional language
+    and the rest of its line; the block ends at the next three backticks. Found with ``str.find`` in one pass:
+    a regular expression for the same blocks backtracked on text full of unclosed fences (100 KB of backticks
+    took 20 s).
     """
-    blocks = FENCE.findall(text)
-    if not blocks:
+    last, position = None, 0
+    while (start := text.find("```", position)) >= 0:
+        newline = text.find("\n", start + 3)
+        end = text.find("```", newline + 1) if newline >= 0 else -1
+        if end < 0:
+            break  # no later fence can be complete either: each needs a newline and a closing fence after it
+        last, position = (text[start + 3:newline], text[newline + 1:end]), end + 3
+    if last is None:
         return None
-    language, code = blocks[-1]
-    return code, LANGUAGE_ALIASES.get(language.lower(), language.lower())
+    header, code = last
+    language = FENCE_LANGUAGE.match(header).group(1).lower()
+    return code, LANGUAGE_ALIASES.get(language, language)
 
 
 def turn_info(report, pass_fraction_weight: float) -> tuple[float, dict[str, Any]]:

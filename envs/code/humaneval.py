@@ -44,7 +44,8 @@ def wrong_reply(answer: dict[str, Any]) -> str:
 
 def humaneval_program(answer: dict[str, Any], code: str) -> str:
     """The program to test: the prompt (imports, helpers, stub) then the reply's code."""
-    defines_entry = re.search(rf"^\s*def\s+{re.escape(answer['entry_point'])}\s*\(", code, re.MULTILINE)
+    # [ \t], not \s: with MULTILINE, \s* spans blank lines and backtracks quadratically on a reply of newlines
+    defines_entry = re.search(rf"^[ \t]*def[ \t]+{re.escape(answer['entry_point'])}[ \t]*\(", code, re.MULTILINE)
     return answer["prompt"] + ("\n" + code if defines_entry else code)
 
 

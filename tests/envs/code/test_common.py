@@ -1,6 +1,10 @@
-"""What the code envs share: which test cases feedback may show, and what it says."""
+"""What the code envs share: reading the fenced block, which test cases feedback may show, and what it says."""
 
-from envgym.envs.code.common import failure_feedback, visible_cases
+import re
+
+import pytest
+
+from envgym.envs.code.common import LANGUAGE_ALIASES, extract_code, failure_feedback, visible_cases
 from envgym.sandbox import testing
 
 
@@ -29,3 +33,32 @@ def test_feedback_says_when_only_held_out_cases_fail():
     report = testing.TestReport([testing.TestCaseResult("shown", True), testing.TestCaseResult("held out", False, "secret")])
     feedback = failure_feedback(report, frozenset({0}))
     assert "hidden tests fail" in feedback and "secret" not in feedback
+
+
+FENCES = ["```python\nprint(1)\n```", "text ```py\na\n``` more ```\nb\n```", "```python title\nx\n```",
+          "````python\ncode```", "``` \n```", "```python\nunclosed", "no fence", "```a```b\nc\n```",
+          "```c++\nint main(){}\n```", "```\n```\n```python\nlast\n```", "```\r\nwindows\r\n```"]
+# The regular expression extract_code used before it scanned in one pass: the same blocks, found slowly.
+OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#-]*)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+@pytest.mark.parametrize("text", FENCES)
+def test_fences_are_read_as_the_regular_expression_read_them(text):
+    blocks = OLD_FENCE.findall(text)
+    expected = None if not blocks else (blocks[-1][1], LANGUAGE_ALIASES.get(blocks[-1][0].lower(),
+                                                                            blocks[-1][0].lower()))
+    assert extract_code(text) == expected
+
+
+@pytest.mark.timeout(10)  # a hang guard, not a speed target: the regular expression took 20 s on these
+@pytest.mark.parametrize("text", ["```a" * 25_000, "`" * 100_000, "``` " * 25_000])
+def test_100_kb_of_unclosed_fences_is_read_in_one_pass(text):
+    assert extract_code(text) is None
+
+
+@pytest.mark.timeout(10)  # the entry-point search took 38 s on a reply of 100,000 newlines
+def test_a_reply_of_blank_lines_is_graded_without_backtracking():
+    from envgym.envs.code.humaneval import humaneval_program
+
+    answer = {"entry_point": "add", "prompt": "def add(x, y):\n"}
+    assert humaneval_program(answer, "\n" * 100_000).startswith("def add(x, y):\n\n")
