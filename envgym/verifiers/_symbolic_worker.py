@@ -2,7 +2,7 @@
 
 Run by :mod:`envgym.verifiers.symbolic` as ``python -m envgym.verifiers._symbolic_worker``. Protocol: the
 worker writes ``{"ready": true}`` once its imports are done (or ``{"error": ...}`` if they fail), then for
-each request line ``{"pred": ..., "gold": ...}`` writes one line ``{"equal": bool}`` or ``{"error": ...}``.
+each request line ``{"pred": ..., "gold": ..., "conventions": {...}}`` writes one line ``{"equal": bool}`` or ``{"error": ...}``.
 It exits when stdin closes. Nothing here has a timeout of its own: the parent enforces the timeout by killing
 this process.
 """
@@ -19,13 +19,14 @@ def _send(message: dict) -> None:
     sys.stdout.flush()
 
 
-def compare(pred: str, gold: str) -> bool:
-    """Whether two normalized answers are equal: their structure split as in the calling process, each part
-    decided by sympy (:func:`envgym.verifiers.math_sympy.leaf_equal`)."""
+def compare(pred: str, gold: str, conventions: dict | None = None) -> bool:
+    """Whether two normalized answers are equal: their structure split as in the calling process (under the
+    same ``Conventions`` fields), each part decided by sympy (:func:`envgym.verifiers.math_sympy.leaf_equal`)."""
+    from envgym.verifiers.math_conventions import Conventions
     from envgym.verifiers.math_structure import Comparison
     from envgym.verifiers.math_sympy import leaf_equal
 
-    return bool(Comparison(leaf_equal).compare(pred, gold))
+    return bool(Comparison(leaf_equal, Conventions(**(conventions or {}))).compare(pred, gold))
 
 
 _WARM_UP = (
@@ -59,7 +60,7 @@ def main() -> None:
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            _send({"equal": compare(request["pred"], request["gold"])})
+            _send({"equal": compare(request["pred"], request["gold"], request.get("conventions"))})
         except Exception as error:  # a comparison that fails is an unequal pair, never a dead worker
             _send({"error": f"{type(error).__name__}: {error}"[:500]})
 

@@ -1,8 +1,10 @@
 """Multiple-choice letters and numeric answers with a tolerance.
 
-``extract_choice`` finds the letter a response commits to: an explicit "answer is (B)" / "Answer: B" first,
-then a lone letter in parentheses or bold, then a response that is just a letter. A letter inside ordinary
-words ("A good question") never counts.
+``extract_choice`` finds the letter a response commits to, in its common phrasings: an explicit "the answer is
+(B)" / "Answer: B" / "option B" first, then a letter marked alone (``(B)``, ``B)`` at the start of a line,
+``**B**``, ``\\boxed{B}``), then a response that is just a letter. A letter inside ordinary words ("A good
+question") never counts, and a hedge never commits: "the answer is A or B", a response that marks two different
+letters, ``\\boxed{A}`` and later ``**C**`` have no answer.
 """
 
 from __future__ import annotations
@@ -10,23 +12,42 @@ from __future__ import annotations
 import math
 import re
 
-_EXPLICIT = r"(?:answer|choice|option)\s*(?:is|:)?\s*(?:option\s*)?[\(\[*]*\s*([{letters}])\s*[\)\]*.]*(?![A-Za-z])"
-_MARKED = r"(?:\(([{letters}])\)|\*\*([{letters}])\*\*|\\boxed\{{\s*([{letters}])\s*\}})"
+# What may follow "the answer is" before the letter: quotes, emphasis, brackets, "option"/"choice".
+_EXPLICIT = re.compile(r"\b(?:answer|choice|option)\s*(?:is|:)\s*:?(?P<rest>[^\n]{0,80})", re.IGNORECASE)
+_COMMITTED_RUN = re.compile(r"(?:[\s*\"'`(\[{}).:,/]|\\boxed\{|\\text\{|\b(?:option|choice|or|and)\b|\b[A-Za-z]\b)*",
+                            re.IGNORECASE)
+_MARKED = re.compile(r"\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\\boxed\{\s*(?:\\text\{)?\(?([A-Z])\)?\}?\s*\}|^\s*([A-Z])\)",
+                     re.MULTILINE)
 
 
 def extract_choice(text: str, letters: str = "ABCDE") -> str | None:
-    """The chosen letter (upper case) among ``letters``, or None if the response commits to none."""
+    """The chosen letter (upper case) among ``letters``, or None if the response commits to none or to several."""
     if not letters.isalpha():
         raise ValueError(f"letters must be letters, e.g. 'ABCD', got {letters!r}")
-    letters = letters.upper() + letters.lower()
-    explicit = re.findall(_EXPLICIT.format(letters=letters), text, re.IGNORECASE)
+    allowed = set(letters.upper())
+    explicit = list(_EXPLICIT.finditer(text))
     if explicit:
-        return explicit[-1].upper()
-    marked = re.findall(_MARKED.format(letters=letters), text)
+        found = _letters_in_run(explicit[-1].group("rest"))
+        if found:
+            return found.pop() if len(found) == 1 and found <= allowed else None
+    marked = {next(group for group in match.groups() if group) for match in _MARKED.finditer(text)} & allowed
     if marked:
-        return next(group for group in marked[-1] if group).upper()
-    bare = re.fullmatch(rf"\s*\(?([{letters}])[\).:]?\s*", text)
-    return bare.group(1).upper() if bare else None
+        return marked.pop() if len(marked) == 1 else None
+    bare = re.fullmatch(r"\s*\(?([A-Za-z])[\).:]?\s*", text)
+    return bare.group(1).upper() if bare and bare.group(1).upper() in allowed else None
+
+
+def _letters_in_run(rest: str) -> set[str]:
+    """The letters at the start of ``rest`` before any other word ("(B) because" -> {B}; "A or B" -> {A, B});
+    a lower-case letter counts only when it stands alone ("Answer: b", not "the answer is a prime")."""
+    run = _COMMITTED_RUN.match(rest).group()
+    candidates = re.findall(r"(?<![A-Za-z\\])([A-Za-z])(?![A-Za-z])", re.sub(r"\\(?:boxed|text)", " ", run))
+    words_after = rest[len(run):].strip()
+    found = set()
+    for letter in candidates:
+        if letter.isupper() or (not words_after and len(candidates) == 1):
+            found.add(letter.upper())
+    return found
 
 
 def choice_correct(response: str, gold: str, letters: str = "ABCDE") -> float:
@@ -36,9 +57,11 @@ def choice_correct(response: str, gold: str, letters: str = "ABCDE") -> float:
 
 def numeric_close(prediction: str | float, gold: str | float, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> bool:
     """Whether two numbers agree within a tolerance (strings may use thousands separators); False for
-    anything that is not a number."""
+    anything that is not a number, NaN or an infinity."""
     try:
         a, b = (float(str(x).replace(",", "").strip()) for x in (prediction, gold))
     except ValueError:
+        return False
+    if not (math.isfinite(a) and math.isfinite(b)):
         return False
     return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)

@@ -16,17 +16,20 @@ from collections.abc import Sequence
 from typing import Callable, Union
 
 FormatSpec = Union[str, Sequence[str]]
-ANSWER_FORMATS: tuple[FormatSpec, ...] = (("boxed", "minerva"), "gsm8k", ("answer_tag", "answer_is"), "display_math")
-"""The default: the last ``\\boxed{}`` or Minerva answer (whichever is written later), then ``#### x``, then an
-``<answer>`` tag or "the answer is x" (the later), then the last display math (``\\[x\\]``, ``$$x$$``). These
-are explicit final-answer markers; a response without one has no answer."""
+MARKED_FORMATS: tuple[FormatSpec, ...] = (("boxed", "minerva"), "gsm8k", ("answer_tag", "answer_is"))
+"""Explicit final-answer markers: the last ``\\boxed{}`` or Minerva answer (whichever is written later), then
+``#### x``, then an ``<answer>`` tag or "the answer is x" (the later)."""
+
+ANSWER_FORMATS: tuple[FormatSpec, ...] = (*MARKED_FORMATS, "display_math")
+"""The default: the explicit markers, then the last display math (``\\[x\\]``, ``$$x$$``) of a response that
+has none. A response with neither has no answer."""
 
 STRICT_FORMATS: tuple[FormatSpec, ...] = ("boxed",)
 """Only ``\\boxed{}``, the format the math envs' prompts ask for: for training where following the format is part
 of the reward (an answer in any other form is no answer)."""
 
-LENIENT_FORMATS: tuple[FormatSpec, ...] = (*ANSWER_FORMATS, ("last_math", "last_number"))
-"""The default plus Math-Verify's unanchored fallback: the last math span or number, whichever comes last.
+LENIENT_FORMATS: tuple[FormatSpec, ...] = (*MARKED_FORMATS, ("display_math", "last_math", "last_number"))
+"""The markers, then Math-Verify's unanchored fallback: the last math span or number, whichever comes last.
 Useful for grading short answers and gold fields; in RL it rewards answers buried in prose."""
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*(\{)?")

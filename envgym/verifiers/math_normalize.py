@@ -39,7 +39,7 @@ _DOUBLE_ESCAPED = re.compile(
     r"(?<!\\)\\\\(?=(?:[dtc]?frac|left|right|sqrt|leq?|geq?|neq?|lt|gt|pm|mp|cdot|times|div|pi|infty|in|cup|cap"
     r"|text|mathrm|mathbf|boxed|approx)(?![A-Za-z]))"
 )
-_THOUSANDS_LATEX = re.compile(r"(?<=\d)\s*(?:\{,\s*\}|,\s*\\!|\\!\s*,|\\,|\{\\,\})\s*(?=\d{3}(?!\d))")
+_THOUSANDS_LATEX = re.compile(r"(?<=\d)\s*(?:\{,\s*\}|,\s*\\!|\\!\s*,|\\,|\{\\,\})\s*(?=\d{3}(?!\d))", re.ASCII)
 _DROP = re.compile(
     r"\\left|\\right|\\displaystyle|\\textstyle|(?<!\\)\\(?:!|,|;|:| )|~|\\quad|\\qquad|\^\{\\circ\}|\^\\circ|\\circ"
     r"|\\degree|\\\$|\$|\\mathstrut|\\middle"
@@ -59,23 +59,23 @@ _MATRIX_ENVIRONMENT = re.compile(
     r"\\begin\{(?:[bB]matrix|smallmatrix|array\}\{[^{}]*)\}(.*?)\\end\{(?:[bB]matrix|smallmatrix|array)\}", re.DOTALL
 )
 _BRACKETED_MATRIX = re.compile(r"^[(\[]\s*(\\begin\{pmatrix\}(?:(?!\\begin).)*\\end\{pmatrix\})\s*[)\]]$", re.DOTALL)
-_FRAC_SHORT = re.compile(r"\\frac\s*(\d)\s*(\d)")
-_FRAC_HALF_BRACED = re.compile(r"\\frac\s*(\d)\s*\{|\\frac\s*(\{[^{}]*\})\s*(\d)")
+_FRAC_SHORT = re.compile(r"\\frac\s*(\d)\s*(\d)", re.ASCII)
+_FRAC_HALF_BRACED = re.compile(r"\\frac\s*(\d)\s*\{|\\frac\s*(\{[^{}]*\})\s*(\d)", re.ASCII)
 _FRAC_NAME = re.compile(r"\\[dtc]frac")
-_SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+)")
-_UNIT_WORDS = re.compile(r"(?<=\d)\s*(?:dollars?|percent(?:age)?|pct)\b")
+_SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+)", re.ASCII)
+_UNIT_WORDS = re.compile(r"(?<=\d)\s*(?:dollars?|percent(?:age)?|pct)\b", re.ASCII)
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_NUMBER = re.compile(rf"^(?P<mantissa>{_DECIMAL})(?:[eE](?P<exp>[+-]?\d+)|\s*(?:\\times|\\cdot|\*)\s*10\^\{{?(?P<exp10>[+-]?\d+)\}}?)?$")
-_POWER_OF_TEN = re.compile(r"^10\^\{?(?P<exp>[+-]?\d+)\}?$")
-_INT_POWER = re.compile(r"^(?P<base>\d+)\^\{?(?P<exp>\d+)\}?$")
-_FRACTION = re.compile(rf"^\\frac\{{(?P<num>[+-]?{_DECIMAL})\}}\{{(?P<den>[+-]?{_DECIMAL})\}}$")
-_SLASH = re.compile(rf"^(?P<num>{_DECIMAL})\s*/\s*(?P<den>[+-]?{_DECIMAL})$")
-_MIXED = re.compile(r"^(?P<whole>\d+)\s*\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$")
-_BASE = re.compile(r"^(?P<digits>[0-9A-Fa-f]+)_\{?(?P<base>\d{1,2})\}?$")
-_THOUSANDS = re.compile(r"^[1-9]\d{0,2}(?:(?:,\d{3})+|(?: \d{3})+)(?:\.\d+)?$")
+_NUMBER = re.compile(rf"^(?P<mantissa>{_DECIMAL})(?:[eE](?P<exp>[+-]?\d+)|\s*(?:\\times|\\cdot|\*)\s*10\^\{{?(?P<exp10>[+-]?\d+)\}}?)?$", re.ASCII)
+_POWER_OF_TEN = re.compile(r"^10\^\{?(?P<exp>[+-]?\d+)\}?$", re.ASCII)
+_INT_POWER = re.compile(r"^(?P<base>\d+)\^\{?(?P<exp>\d+)\}?$", re.ASCII)
+_FRACTION = re.compile(rf"^\\frac\{{(?P<num>[+-]?{_DECIMAL})\}}\{{(?P<den>[+-]?{_DECIMAL})\}}$", re.ASCII)
+_SLASH = re.compile(rf"^(?P<num>{_DECIMAL})\s*/\s*(?P<den>[+-]?{_DECIMAL})$", re.ASCII)
+_MIXED = re.compile(r"^(?P<whole>\d+)\s*\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$", re.ASCII)
+_BASE = re.compile(r"^(?P<digits>[0-9A-Fa-f]+)_\{?(?P<base>\d{1,2})\}?$", re.ASCII)
+_THOUSANDS = re.compile(r"^[1-9]\d{0,2}(?:(?:,\d{3})+|(?: \d{3})+)(?:\.\d+)?$", re.ASCII)
 _INFINITY = {"\\infty", "inf", "infinity", "oo", "infty"}
-_POWER = re.compile(r"(\d+)\s*\^\s*\{?\s*(\d+)(?:\s*\^\s*\{?\s*(\d+))?")
+_POWER = re.compile(r"(\d+)\s*\^\s*\{?\s*(\d+)(?:\s*\^\s*\{?\s*(\d+))?", re.ASCII)
 
 
 def find_braced(text: str, start: int) -> tuple[str, int] | None:
@@ -245,11 +245,6 @@ def _parse_unsigned(text: str) -> Number | None:
     return None
 
 
-def numbers_equal(a: Number, b: Number) -> bool:
-    """Exact equality, except that a long decimal stands for the values it rounds or truncates."""
-    return any(values_equal(x, a, y, b) for x in a.candidates() for y in b.candidates())
-
-
 def values_equal(x: Fraction | float, x_number: Number | None, y: Fraction | float, y_number: Number | None) -> bool:
     """``x == y``, or one side is a decimal literal with at least ``MIN_SIGNIFICANT_DIGITS`` significant digits
     that the other value rounds or truncates to (``x_number``/``y_number`` say how each was written)."""
@@ -274,7 +269,7 @@ def _written_for(literal: Fraction, number: Number | None, value: Fraction) -> b
 def decimal_comma(text: str) -> Number | None:
     """``1,22`` or ``1000,99`` read as a decimal with a comma, where the comma cannot be a thousands separator
     (the part after it is not a group of three digits, or the part before it is 0); None otherwise."""
-    match = re.fullmatch(r"(-?)(\d+),(\d+)", text.strip())
+    match = re.fullmatch(r"(-?)([0-9]+),([0-9]+)", text.strip())
     if match is None or (len(match.group(3)) == 3 and match.group(2) != "0"):
         return None
     return parse_number(f"{match.group(1)}{match.group(2)}.{match.group(3)}")

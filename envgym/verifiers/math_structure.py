@@ -23,9 +23,12 @@ Conventions decided here (each is a labelled pair or a Math-Verify case):
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Callable, Optional
 
-from envgym.verifiers.math_normalize import decimal_comma, numbers_equal, parse_number
+from envgym.verifiers.math_conventions import DEFAULT, Conventions, numbers_equal
+from envgym.verifiers.math_normalize import decimal_comma, parse_number
+from envgym.verifiers.math_units import unit_split
 
 Verdict = Optional[bool]
 Leaf = Callable[[str, str], bool]
@@ -41,7 +44,6 @@ _RELATION = re.compile(r"<|>|\\leq(?![A-Za-z])|\\geq(?![A-Za-z])|\\neq(?![A-Za-z
 _MEMBERSHIP = re.compile(r"^(?P<name>[^=<>]+?)\s*\\in(?![A-Za-z])\s*(?P<set>.+)$")
 _RATIO = re.compile(r":")
 _MATRIX = re.compile(r"^\\begin\{pmatrix\}(?P<body>(?:(?!\\begin|\\end).)*)\\end\{pmatrix\}$", re.DOTALL)
-_UNIT = re.compile(r"^(?P<value>.*?\d|.*?\\infty|.*?\})\s+(?P<unit>[A-Za-z]+(?:\s+[A-Za-z]+)*(?:\^\{?[23]\}?)?)$")
 _LETTER = re.compile(r"^\(?([A-Za-z])\)?\.?$")
 _WORDS = re.compile(r"^[A-Za-z][A-Za-z '\-]*$")
 _GREEK = re.compile(r"\\(?:alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|kappa|lambda|mu|nu|xi|rho"
@@ -49,7 +51,6 @@ _GREEK = re.compile(r"\\(?:alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|th
 _MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "sqrt", "pi", "det", "max", "min",
                "mod", "gcd", "lcm", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "infty", "inf", "oo"}
 _ARTICLES = {"a", "an", "the"}
-_ONE_LETTER_UNITS = set("mgslhVWJK")
 
 
 # --- splitting --------------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def sequence(text: str) -> tuple[str, list[str]] | None:
         separator = _COMMA if "," in inner else _SEMICOLON
         items = split_top(inner, separator)
         if opening == "{":
-            return "set", [] if items == [""] else _distinct(_expand_plus_minus(items))
+            return "set", [] if items == [""] else _distinct(_expand_plus_minus(items))  # a set has no repeats
         return (opening + closing, items) if len(items) >= 2 else None
     separator = _LIST_SEPARATOR if words(text) is None else _SEMICOLON
     items = split_top(text, separator)
@@ -114,7 +115,7 @@ def sequence(text: str) -> tuple[str, list[str]] | None:
         return None
     if len(split_top(text, _SEMICOLON)) > 1:  # p=5, q=2; p=7, q=2 is two pairs
         items = [_assignments_as_tuple(group) for group in split_top(text, _SEMICOLON)]
-    return "list", _distinct(_expand_plus_minus(items))
+    return "list", _expand_plus_minus(items)  # repeats kept: multiplicity follows the gold
 
 
 def _expand_plus_minus(items: list[str]) -> list[str]:
@@ -123,7 +124,7 @@ def _expand_plus_minus(items: list[str]) -> list[str]:
 
 
 def _distinct(items: list[str]) -> list[str]:
-    """Sets and bare lists without repeated items (``(3,17)`` written twice is one solution)."""
+    """Items without repeats (``(3,17)`` written twice is one solution), in written order."""
     return list({_squash(item): item for item in reversed(items)}.values())[::-1]
 
 
@@ -178,6 +179,8 @@ def equation(text: str) -> tuple[str, str, str] | tuple[str, str] | None:
         return None  # x = 3, y = 4 is a list of equations
     approx = split_top(text, _APPROX)
     if len(approx) > 1:  # x \approx 11 means 11; 1/3 \approx 0.33 means the exact 1/3
+        if not _roughly_equal(approx[0], approx[-1]):
+            return "equation", text  # 16 \approx 0 holds for nothing
         text = f"{approx[0]} = {approx[-1]}" if is_name(approx[0]) else approx[0]
     parts = split_top(text, _EQUALS)
     if len(parts) < 2 or not all(parts):
@@ -187,6 +190,23 @@ def equation(text: str) -> tuple[str, str, str] | tuple[str, str] | None:
     if len(parts) > 2 or not any(_has_variable(part) for part in parts):
         return "value", parts[-1]
     return "equation", text
+
+
+def chain_sides(text: str) -> list[str]:
+    """The sides of an answer's chain of equalities that must all be equal for it to hold, value last:
+    ``0 = 16`` -> ``["0", "16"]``, ``x = 5 + 5 + 1 = 11`` -> ``["5 + 5 + 1", "11"]``, ``x = 3`` -> ``["3"]``."""
+    parts = split_top(text, _EQUALS)
+    return parts[1:] if is_name(parts[0]) else parts
+
+
+def _roughly_equal(left: str, right: str) -> bool:
+    """Whether ``left \approx right`` can hold: two plain numbers must agree to about the precision written
+    (one unit of the last digit, or 1%); anything else is left to the comparison."""
+    a, b = parse_number(left), parse_number(right)
+    if a is None or b is None or isinstance(a.value, float) or isinstance(b.value, float) or a.percent or b.percent:
+        return True
+    unit = max(Fraction(1, 10 ** (n.fractional_digits or 0)) for n in (a, b))
+    return abs(a.value - b.value) <= max(unit, abs(b.value) / 100)
 
 
 def _assigns_a_sequence(text: str) -> bool:
@@ -209,16 +229,6 @@ def membership(text: str) -> str:
 
 
 # --- scalars ----------------------------------------------------------------------------------------
-
-
-def unit_split(text: str) -> tuple[str, str | None]:
-    match = _UNIT.match(text)
-    if match is None or match.group("unit").split()[0].lower() in _MATH_WORDS:
-        return text, None
-    unit = match.group("unit")
-    if len(unit) == 1 and unit not in _ONE_LETTER_UNITS:  # "2 x" is a product, not 2 of unit x
-        return text, None
-    return match.group("value").strip(), match.group("unit").lower()
 
 
 def words(text: str) -> str | None:
@@ -244,8 +254,8 @@ class Comparison:
     """Compares two normalized answers part by part; ``leaf`` decides parts that are neither numbers, letters
     nor words (None: such a part makes the verdict None)."""
 
-    def __init__(self, leaf: Leaf | None = None):
-        self.leaf = leaf
+    def __init__(self, leaf: Leaf | None = None, conventions: Conventions = DEFAULT):
+        self.leaf, self.conventions = leaf, conventions
 
     def compare(self, pred: str, gold: str) -> Verdict:
         if not pred or not gold:
@@ -263,11 +273,11 @@ class Comparison:
 
         pred_number, gold_number = parse_number(pred), parse_number(gold)
         if pred_number is not None and gold_number is not None:
-            return numbers_equal(pred_number, gold_number)
+            return numbers_equal(pred_number, gold_number, self.conventions)
         if pred_number is not None and "." in pred and (comma := decimal_comma(gold)) is not None:
-            return numbers_equal(pred_number, comma)
+            return numbers_equal(pred_number, comma, self.conventions)
         if gold_number is not None and "." in gold and (comma := decimal_comma(pred)) is not None:
-            return numbers_equal(comma, gold_number)
+            return numbers_equal(comma, gold_number, self.conventions)
 
         pred_letter, gold_letter = _LETTER.match(pred), _LETTER.match(gold)
         if pred_letter and gold_letter:
@@ -284,7 +294,7 @@ class Comparison:
         pred_pm = plus_minus(pred) if pred_sequence is None else None
         gold_pm = plus_minus(gold) if gold_sequence is None else None
         if pred_pm or gold_pm:
-            return self._unordered(pred_pm or self._items(pred), gold_pm or self._items(gold))
+            return self._unordered(*_by_multiplicity(pred_pm or self._items(pred), gold_pm or self._items(gold)))
 
         pred_matrix, gold_matrix = matrix(pred), matrix(gold)
         if pred_matrix is not None and gold_matrix is not None:
@@ -307,9 +317,17 @@ class Comparison:
 
         if pred_sequence is not None and gold_sequence is not None:
             (pred_kind, pred_items), (gold_kind, gold_items) = pred_sequence, gold_sequence
+            if (pred_kind == "list" and _is_interval(gold_kind, gold_items)) or (
+                    gold_kind == "list" and _is_interval(pred_kind, pred_items)):
+                return False  # 2, 3 is two numbers, [2, 3] the reals between them
+            if gold_kind == "list" and _labelled(gold_items) and not _labelled(pred_items):
+                # x = 3, y = 4 answered without labels: in the gold's order (a set has none)
+                return False if pred_kind == "set" else self._ordered(pred_items, gold_items)
             unordered = {"set", "list"}
             if pred_kind in unordered and gold_kind in unordered:
-                return self._unordered(pred_items, gold_items)
+                if gold_kind == "list" and pred_kind == "list" and self.conventions.lists == "ordered":
+                    return self._ordered(pred_items, gold_items)
+                return self._unordered(*_by_multiplicity(pred_items, gold_items))
             if "set" in (pred_kind, gold_kind):
                 return False
             if "list" not in (pred_kind, gold_kind) and pred_kind != gold_kind:
@@ -348,7 +366,7 @@ class Comparison:
 
     def _equations(self, pred: str, gold: str, pred_equation: tuple | None, gold_equation: tuple | None) -> Verdict:
         if pred_equation is not None and pred_equation[0] == "value":
-            return self.compare(pred_equation[1], gold)
+            return self._holding(self.compare(pred_equation[1], gold), pred)
         if gold_equation is not None and gold_equation[0] == "value":
             return self.compare(pred, gold_equation[1])
         pred_kind = pred_equation[0] if pred_equation else None
@@ -356,14 +374,22 @@ class Comparison:
         if pred_kind == "assign" and gold_kind == "assign":
             if _squash(pred_equation[1]) != _squash(gold_equation[1]):
                 return False  # y = 3 is not x = 3
-            return self.compare(pred_equation[2], gold_equation[2])
+            return self._holding(self.compare(pred_equation[2], gold_equation[2]), pred)
         if pred_kind == "assign" and gold_kind is None:
-            return self.compare(pred_equation[2], gold)
+            return self._holding(self.compare(pred_equation[2], gold), pred)
         if gold_kind == "assign" and pred_kind is None:
             return self.compare(pred, gold_equation[2])
         if pred_kind is None or gold_kind is None:
             return False  # 7 = 11a + c is not 11a + c
         return self._leaf(pred, gold)  # two equations: sympy compares their solution sets
+
+    def _holding(self, verdict: Verdict, pred: str) -> Verdict:
+        """``verdict`` on an answer's value, given only if its chain of equalities holds (``\\sqrt{4} = 2`` does,
+        ``0 = 16`` holds for nothing): a relation is checked, never read as its last side."""
+        if verdict is False:
+            return False
+        sides = chain_sides(pred)
+        return _all_of([verdict, *(self.compare(side, sides[-1]) for side in sides[:-1])])
 
     def _items(self, text: str) -> list[str]:
         found = sequence(text)
@@ -395,15 +421,29 @@ class Comparison:
         return True
 
 
+def _labelled(items: list[str]) -> bool:
+    """Whether every item of a list names what it is (``x = 3, y = 4``)."""
+    return all((found := equation(item)) is not None and found[0] == "assign" for item in items)
+
+
+def _is_interval(kind: str, items: list[str]) -> bool:
+    return kind in ("[]", "[)", "(]") and len(items) == 2
+
+
+def _by_multiplicity(pred: list[str], gold: list[str]) -> tuple[list[str], list[str]]:
+    """Multiplicity follows the gold: a gold with a repeated item (``2, 3, 3``, roots with multiplicity) is a
+    multiset that must be matched item for item; otherwise both sides are sets (a root written twice counts once)."""
+    if len(_distinct(gold)) < len(gold):
+        return pred, gold
+    return _distinct(pred), gold
+
+
 def _all_of(verdicts: list[Verdict]) -> Verdict:
     if any(v is False for v in verdicts):
         return False
     return True if all(v is True for v in verdicts) else None
 
 
-_FAST = Comparison()
-
-
-def fast_compare(pred: str, gold: str) -> Verdict:
+def fast_compare(pred: str, gold: str, conventions: Conventions = DEFAULT) -> Verdict:
     """Compare two normalized answers without sympy: True/False when certain, None when sympy must decide."""
-    return _FAST.compare(pred, gold)
+    return Comparison(conventions=conventions).compare(pred, gold)

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from envgym.verifiers.math_extract import ANSWER_FORMATS, FormatSpec
+from envgym.verifiers.math_extract import MARKED_FORMATS, FormatSpec
 
 CASES_FILE = Path(__file__).with_name("math_verify_cases.jsonl")
 
@@ -36,9 +36,10 @@ def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
 
 
 def formats_for(case: dict[str, Any]) -> tuple[FormatSpec, ...]:
-    """Our answer formats for a case: the explicit markers, then the fallback its ``match_types`` allow."""
+    """Our answer formats for a case: the explicit markers, then the last display math or the fallback its
+    ``match_types`` allow, whichever comes last."""
     match_types = tuple(case["options"].get("match_types", ("latex", "expr")))
-    return (*ANSWER_FORMATS, _FALLBACKS[match_types])
+    return (*MARKED_FORMATS, ("display_math", *_FALLBACKS[match_types]))
 
 
 def our_verdict(case: dict[str, Any], timeout: float = 2.0) -> bool:

@@ -82,16 +82,17 @@ class SymbolicPool:
         self._closed = False
         self._cond = threading.Condition()
 
-    def compare(self, pred: str, gold: str, timeout: float) -> bool | None:
-        """True/False from sympy; None if the comparison ran out of time (the worker is then
-        replaced). Raises :class:`SymbolicBackendError` if no worker can start."""
+    def compare(self, pred: str, gold: str, timeout: float, conventions: dict | None = None) -> bool | None:
+        """True/False from sympy (``conventions``: the fields of ``Conventions``, defaults if None); None if the
+        comparison ran out of time (the worker is then replaced). Raises :class:`SymbolicBackendError` if no
+        worker can start."""
         # The margin leaves time to kill a worker and return, so the caller is answered within `timeout`.
         deadline = time.monotonic() + max(timeout - _RETURN_MARGIN_S, 0.001)
         worker, deadline = self._acquire(deadline)
         if worker is None:
             return None
         try:
-            worker.send({"pred": pred, "gold": gold})
+            worker.send({"pred": pred, "gold": gold, "conventions": conventions or {}})
             reply = worker.read(deadline)
         except (OSError, ValueError) as error:
             reply = {"error": f"{type(error).__name__}: {error}", "broken": True}
