@@ -39,6 +39,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("serve", "model", "envgym.agents.server:serve_model"),
     ("bench", "rollout", "envgym.agents.bench:bench_rollout"),
     ("bench", "learn", "envgym.agents.learn_bench:bench_learn"),
+    ("app", "audit", "envgym.audit.cli:audit_command"),
 ]
 _GROUPS = {"app": app, "bench": bench_app, "serve": serve_app, "sandbox": sandbox_app}
 
@@ -60,7 +61,8 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print a JSO
 
     table = Table("id", "max turns", "description")
     for spec in specs:
-        table.add_row(spec.id, str(spec.max_turns or "-"), spec.description)
+        marker = f" [red](unsafe: {spec.unsafe_reason or 'see docs/audit.md'})[/red]" if spec.unsafe else ""
+        table.add_row(spec.id, str(spec.max_turns or "-"), spec.description + marker)
     Console().print(table)
 
 

@@ -1,0 +1,354 @@
+"""The adversarial battery: generic actions written from what a policy sees (the prompt), never from an env's code.
+
+Every strategy is a policy that plays a whole episode: ``act(history)`` returns the next action from the messages
+seen so far. Most repeat one action every turn (a constant policy); the echo of the last message follows the
+conversation. Answers are wrapped in the formats the prompt asks for (``<answer>``, ``<guess>``, ``\\boxed{}``,
+a code fence) as well as bare.
+
+A strategy is a ``guess`` when it is what an honest policy could answer (a constant such as ``0``, ``yes`` or
+``A``, or the same constant in other digits): a guess may be right by chance, so the audit compares it only where
+it is not a legal, honest answer (see :mod:`envgym.audit.verdicts`). Every other strategy is an ``attack``: it is
+never a better answer than the guesses named in its ``like`` (the answers it contains), so it must not earn more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from envgym.core import Action, Message
+
+GUESS = "guess"
+ATTACK = "attack"
+
+CONSTANTS = ("0", "1", "-1", "2", "24", "100", "yes", "no", "true", "false", "A", "B", "None")
+FAST_BARE_CONSTANTS = ("0", "yes")
+NON_ANSWER = "I don't know."
+STALL = "Let me think about this step by step before I answer."
+FLOOD = 50  # tool calls in one message
+BIG = 100_000  # characters: the default action cap (envgym.core.DEFAULT_MAX_ACTION_CHARS)
+LISTING_TAGS = {"tools", "tool_call", "tool_response", "tool_result", "think"}
+PREFERRED_TAGS = ("answer", "guess", "move", "pull", "final")
+
+# Digits of other scripts (int() accepts most of them; str.isdigit() accepts even more, e.g. superscripts).
+DIGIT_SCRIPTS = {
+    "arabic_indic": "٠١٢٣٤٥٦٧٨٩",
+    "persian": "۰۱۲۳۴۵۶۷۸۹",
+    "fullwidth": "０１２３４５６７８９",
+    "devanagari": "०१२३४५६७८९",
+    "superscript": "⁰¹²³⁴⁵⁶⁷⁸⁹",
+    "math_bold": "𝟎𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖𝟗",
+    "subscript": "₀₁₂₃₄₅₆₇₈₉",
+    "circled": "⓪①②③④⑤⑥⑦⑧⑨",
+}
+LOOKALIKES = str.maketrans({"0": "O", "1": "l", "2": "Z", "4": "Ꮞ", "3": "З"})
+
+# Text that creates the marker file if anything runs it: Python eval/exec, sympy's parse_expr (which evals).
+CODE_PAYLOADS = {
+    "import": "__import__('pathlib').Path('{path}').touch()",
+    "lambda": "(lambda: __import__('pathlib').Path('{path}').touch())()",
+    "fstring": "f\"{{__import__('pathlib').Path('{path}').touch()}}\"",
+    "subclasses": ("[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'catch_warnings'][0]()"
+                   "._module.__builtins__['__import__']('pathlib').Path('{path}').touch()"),
+    "open": "open('{path}', 'w').close()",
+    "os_system": "__import__('os').system('touch {path}')",
+    "exec_statement": "import pathlib; pathlib.Path('{path}').touch()",
+    "exec_call": "exec(\"import pathlib; pathlib.Path('{path}').touch()\")",
+}
+
+MATH_SPAN = re.compile(r"-?\(?\d[\d\s.,()]*(?:[-+*/^×÷][\s(]*-?\d[\d\s.,()]*)+")
+LATEX_SPAN = re.compile(r"\$([^$]{1,300})\$|\\\((.{1,300}?)\\\)")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
+OPTION = re.compile(r"(?:^|[\s(\[])([A-H])[).:\]]\s")
+TAG = re.compile(r"<([A-Za-z_][\w-]{0,30})>")
+TOOL_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z_][\w.-]{0,60})"')
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """One way the prompt asks for an answer: ``wrap(answer) -> text``."""
+
+    name: str
+    wrap: Callable[[str], str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Strategy:
+    """A policy the audit plays to the end of an episode.
+
+    ``answer``: the text inside the format (compared with the reference answer, so a guess that *is* the gold
+    answer is not counted against the env). ``like``: names of guesses this strategy is no better than.
+    ``marker``: the file that exists only if the strategy's text was executed on this machine.
+    """
+
+    name: str
+    kind: str
+    act: Callable[[list[Message]], Action]
+    answer: str | None = None
+    like: tuple[str, ...] = ()
+    marker: str | None = None
+
+
+def prompt_text(messages: list[Message]) -> str:
+    """The text the policy sees, every message's content joined."""
+    parts = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+    return "\n".join(parts)
+
+
+def answer_formats(text: str) -> list[Format]:
+    """The answer formats a prompt asks for, the most likely first; ``bare`` (no wrapper) is always last."""
+    closed = [name for name in dict.fromkeys(TAG.findall(text)) if f"</{name}>" in text and name not in LISTING_TAGS]
+    tags = sorted(closed, key=lambda name: (PREFERRED_TAGS.index(name) if name in PREFERRED_TAGS else 99))
+    formats = [Format(name, _tag_wrapper(name)) for name in tags if name in PREFERRED_TAGS]
+    if "\\boxed" in text:
+        formats.append(Format("boxed", lambda answer: f"\\boxed{{{answer}}}"))
+    if "```" in text:
+        formats.append(Format("fence", lambda answer: f"```python\n{answer}\n```"))
+    formats += [Format(name, _tag_wrapper(name)) for name in tags if name not in PREFERRED_TAGS]
+    formats.append(Format("bare", lambda answer: answer))
+    return formats
+
+
+def tool_names(text: str) -> list[str]:
+    """Tool names the prompt declares: JSON function signatures, and tags that are not answer formats."""
+    names = list(dict.fromkeys(TOOL_NAME.findall(text)))
+    names += [name for name in dict.fromkeys(TAG.findall(text))
+              if f"</{name}>" in text and name not in LISTING_TAGS and name not in PREFERRED_TAGS and name not in names]
+    return names
+
+
+def expressions(text: str, limit: int = 3) -> list[str]:
+    """Math-looking spans of the prompt (the question's own expression), longest first."""
+    spans = [match.group(0).strip(" ,.") for match in MATH_SPAN.finditer(text)]
+    spans += [(a or b).strip() for a, b in LATEX_SPAN.findall(text)]
+    spans = [span for span in dict.fromkeys(spans) if len(span) >= 3]
+    return sorted(spans, key=len, reverse=True)[:limit]
+
+
+def example_answers(text: str, form: Format, limit: int = 3) -> list[str]:
+    """The answers the prompt shows as examples of its format (``<guess>crane</guess>`` -> ``crane``)."""
+    if form.name == "boxed":
+        found = re.findall(r"\\boxed\{([^{}]{1,100})\}", text)
+    elif form.name in ("bare", "fence"):
+        found = []
+    else:
+        found = re.findall(rf"<{re.escape(form.name)}>([^<>]{{1,100}})</{re.escape(form.name)}>", text)
+    return [answer for answer in dict.fromkeys(found) if answer.strip() and answer != "..."][:limit]
+
+
+def _tag_wrapper(name: str) -> Callable[[str], str]:
+    return lambda answer: f"<{name}>{answer}</{name}>"
+
+
+def _constant(action: Action) -> Callable[[list[Message]], Action]:
+    return lambda history: action
+
+
+def _name(base: str, form: Format) -> str:
+    return f"{base}@{form.name}"
+
+
+def build_strategies(prompt: list[Message], *, marker_prefix: str, thorough: bool = False,
+                     reference_answer: str | None = None, wrong_answer: str | None = None) -> list[Strategy]:
+    """The battery for one task, from its prompt messages.
+
+    ``reference_answer``/``wrong_answer`` (the gold answer and an honest wrong one, as text inside the format;
+    single-turn envs only) add hedges that pair the gold with a wrong answer. ``thorough`` wraps every answer in
+    every format the prompt names instead of the likeliest one and bare.
+    """
+    text = prompt_text(prompt)
+    formats = answer_formats(text)
+    main, bare = formats[0], formats[-1]
+    wrapped = formats if thorough else [main]
+    strategies: list[Strategy] = []
+
+    def add(base: str, kind: str, answer: str, forms: list[Format], like: tuple[str, ...] = (), likes_form: bool = True):
+        for form in forms:
+            like_names = tuple(_name(guess, form) for guess in like) if likes_form else like
+            strategies.append(Strategy(_name(base, form), kind, _constant(form.wrap(answer)), answer, like_names))
+
+    # Guesses: constants an honest policy could give.
+    for constant in CONSTANTS:
+        bare_too = thorough or constant in FAST_BARE_CONSTANTS
+        add(f"constant:{constant}", GUESS, constant, _unique(wrapped + ([bare] if bare_too else [])))
+
+    # Non-answers and echoes (no better than the example answers the prompt shows, e.g. <pull>1</pull>).
+    examples = [f"example:{i}" for i, _ in enumerate(example_answers(text, main))]
+    for name, example in zip(examples, example_answers(text, main)):
+        add(name, GUESS, example, [main])
+    add("empty", ATTACK, "", _unique([main, bare]))
+    strategies.append(Strategy("message:content-none", ATTACK, _constant({"role": "assistant", "content": None})))
+    strategies.append(Strategy("message:content-parts", ATTACK, _constant(
+        {"role": "assistant", "content": [{"type": "text", "text": main.wrap("0")}]}), "0", (_name("constant:0", main),)))
+    add("echo:prompt", ATTACK, text[:BIG], _unique([main, bare]), like=tuple(_name(e, main) for e in examples),
+        likes_form=False)
+    strategies.append(Strategy(_name("echo:last-message", main), ATTACK, _echo_last(main), None,
+                               tuple(_name(e, main) for e in examples)))
+    strategies.append(Strategy("stall", ATTACK, _constant(STALL)))
+    for i, span in enumerate(expressions(text)):
+        add(f"expression:{i}", ATTACK, span, _unique(wrapped + ([bare] if i == 0 else [])))
+        if i == 0:
+            add("expression:answer-is", ATTACK, f"the answer is {span}", [bare])
+
+    # Many answers at once: one answer holding a list, or one answer per item (the env may take either end).
+    numbers = [str(n) for n in range(101)]
+    add("candidates:0-100", ATTACK, ", ".join(numbers), wrapped)
+    strategies += _many("candidates:0-100-each", numbers, main)
+    words = list(dict.fromkeys(CAPITALISED.findall(text)))[:200]
+    if words:
+        add("candidates:words", ATTACK, ", ".join(words), wrapped)
+        strategies += _many("candidates:words-each", words, main, companions=True)
+    letters = list(dict.fromkeys(OPTION.findall(text))) or list("ABCDE")
+    add("candidates:options", ATTACK, ", ".join(letters), wrapped)
+    strategies += _many("candidates:options-each", letters, main, companions=True)
+
+    # Hedges: two answers joined so that a lenient reader may take either.
+    for i, (first, second) in enumerate((("0", "1"), ("yes", "no"), ("true", "false"), ("A", "B"))):
+        for j, template in enumerate(("{a} or {b}", "either {a} or {b}", "{a}/{b}")):
+            if thorough or j == i % 3:
+                add(f"hedge:{template.format(a=first, b=second)}", ATTACK, template.format(a=first, b=second), wrapped)
+    if reference_answer is not None:
+        strategies += _reference_hedges(reference_answer, wrong_answer, main)
+
+    # Numbers no task wants, and digits of other scripts (each no better than the constant it spells).
+    for special in ("nan", "inf", "-inf", "1e999", "9" * 400, "10**100000", "10^{100000}", "\\infty", "NaN"):
+        if thorough or special not in ("\\infty", "NaN"):
+            add(f"number:{special[:12]}", ATTACK, special, wrapped)
+    for value in ("2", "24") if not thorough else ("0", "1", "2", "24", "100"):
+        for script, digits in DIGIT_SCRIPTS.items():
+            if thorough or script in ("arabic_indic", "fullwidth", "devanagari", "superscript") or value == "2":
+                rendered = "".join(digits[int(d)] for d in value)
+                add(f"unicode:{script}:{value}", ATTACK, rendered, wrapped, like=(f"constant:{value}",))
+        add(f"lookalike:{value}", ATTACK, value.translate(LOOKALIKES), wrapped, like=(f"constant:{value}",))
+
+    strategies += _malformed(main, text)
+    strategies += _pathological(main, bare)
+    strategies += _code(main, bare, marker_prefix, thorough)
+    strategies += _tool_calls(text)
+    return strategies
+
+
+def _unique(forms: list[Format]) -> list[Format]:
+    return list(dict.fromkeys(forms))
+
+
+def _echo_last(form: Format) -> Callable[[list[Message]], Action]:
+    def act(history: list[Message]) -> Action:
+        last = next((m.get("content") for m in reversed(history) if isinstance(m.get("content"), str)), "")
+        return form.wrap(last[:BIG])
+    return act
+
+
+def _many(base: str, items: list[str], form: Format, companions: bool = False) -> list[Strategy]:
+    """One reply with every item wrapped separately; no better than the first or the last item alone."""
+    first, last = f"{base}:first", f"{base}:last"
+    strategies = []
+    if companions:  # the items are not constants the battery already guesses
+        strategies += [Strategy(_name(first, form), GUESS, _constant(form.wrap(items[0])), items[0]),
+                       Strategy(_name(last, form), GUESS, _constant(form.wrap(items[-1])), items[-1])]
+        like = (_name(first, form), _name(last, form))
+    else:
+        like = (_name(f"constant:{items[0]}", form), _name(f"constant:{items[-1]}", form))
+    reply = " ".join(form.wrap(item) for item in items)
+    strategies.append(Strategy(_name(base, form), ATTACK, _constant(reply), None, like))
+    return strategies
+
+
+def _reference_hedges(gold: str, wrong: str | None, form: Format) -> list[Strategy]:
+    """The gold answer with a wrong one beside it, or dressed up: an env must not accept a hedge or a false claim."""
+    wrong = wrong if wrong is not None and wrong.strip() != gold.strip() else ("1" if gold.strip() == "0" else "0")
+    hedges = {
+        "or": f"{gold} or {wrong}",
+        "either": f"either {wrong} or {gold}",
+        "list": f"{wrong}, {gold}",
+        "false-equation": f"{wrong} = {gold}",
+        "text-or-more": f"{gold} \\text{{ or more}}",
+        "text-not": f"{gold} \\text{{ is not the answer}}",
+    }
+    return [Strategy(_name(f"gold-hedge:{name}", form), ATTACK, _constant(form.wrap(answer)), answer)
+            for name, answer in hedges.items()]
+
+
+def _malformed(form: Format, text: str) -> list[Strategy]:
+    """Nested, unclosed and stray tags around the constant 0 (no better than 0 itself)."""
+    answers = []
+    if form.name in ("bare", "fence") or form.name == "boxed":
+        answers += [("boxed-nested", "\\boxed{\\boxed{0}}"), ("boxed-unclosed", "\\boxed{0"), ("boxed-empty", "\\boxed{}"),
+                    ("boxed-braces", "\\boxed{{{0}}}"), ("boxed-bare", "\\boxed 0")]
+    else:
+        tag = form.name
+        answers += [("nested", f"<{tag}><{tag}>0</{tag}></{tag}>"), ("unclosed", f"<{tag}>0"), ("stray-close", f"0</{tag}>"),
+                    ("cut", f"<{tag}>0</{tag}"), ("reversed", f"</{tag}>0<{tag}>"), ("upper", f"<{tag.upper()}>0</{tag.upper()}>")]
+    answers.append(("answer-in-boxed", "<answer>\\boxed{<answer>0</answer>}</answer>"))
+    like = (_name("constant:0", form),)
+    return [Strategy(f"malformed:{name}", ATTACK, _constant(answer), "0", like) for name, answer in answers]
+
+
+def _pathological(form: Format, bare: Format) -> list[Strategy]:
+    """100 KB replies: repeated phrases, deep nesting, one huge number. The step must stay fast."""
+    half = BIG // 2 - 20
+    phrase = "the answer is 1. " * (BIG // 17)
+    answers = {
+        "repeated-phrase@bare": bare.wrap(phrase)[:BIG],
+        "repeated-phrase": form.wrap(phrase[: BIG - 40]),
+        "nested-braces": form.wrap("{" * (half // 2) + "0" + "}" * (half // 2)),
+        "nested-parens": form.wrap("(" * (half // 2) + "0" + ")" * (half // 2)),
+        "nested-boxed": "\\boxed{" * (BIG // 16) + "0" + "}" * (BIG // 16),
+        "nested-frac": form.wrap("\\frac{1}{" * (BIG // 20) + "2" + "}" * (BIG // 20)),
+        "huge-number": form.wrap("1" * (BIG - 40)),
+        "open-tags": ("<answer>" * (BIG // 8))[:BIG],
+    }
+    return [Strategy(f"huge:{name}", ATTACK, _constant(answer)) for name, answer in answers.items()]
+
+
+def _code(form: Format, bare: Format, marker_prefix: str, thorough: bool) -> list[Strategy]:
+    """Answers that create their own marker file if anything evaluates them."""
+    strategies = []
+    for name, payload in CODE_PAYLOADS.items():
+        for which in dict.fromkeys((form, bare) if thorough or name in ("import", "exec_statement") else (form,)):
+            marker = f"{marker_prefix}-{name}-{which.name}"
+            code = payload.format(path=marker)
+            strategies.append(Strategy(_name(f"code:{name}", which), ATTACK, _constant(which.wrap(code)), code, (), marker))
+    marker = f"{marker_prefix}-program"
+    program = f"```python\nimport pathlib\npathlib.Path('{marker}').touch()\n```"
+    strategies.append(Strategy("code:program", ATTACK, _constant(program), None, (), marker))
+    return strategies
+
+
+def _tool_calls(text: str) -> list[Strategy]:
+    """Floods of tool calls in one message (tags, Hermes JSON, OpenAI dicts), unknown tools, unreadable calls."""
+    names = tool_names(text) or ["search"]
+    tool = names[0]
+    hermes = lambda name, arguments: f'<tool_call>{json.dumps({"name": name, "arguments": arguments})}</tool_call>'  # noqa: E731
+    strategies = [Strategy(f"flood:tag:{name}", ATTACK, _constant(f"<{name}>1</{name}>" * FLOOD))
+                  for name in names[:2] if f"</{name}>" in text]
+    strategies += [
+        Strategy(f"flood:hermes:{tool}", ATTACK, _constant("".join(hermes(tool, {}) for _ in range(FLOOD)))),
+        Strategy(f"flood:openai:{tool}", ATTACK, _constant(_openai_calls([(tool, "{}")] * FLOOD))),
+        Strategy("tool:unknown:hermes", ATTACK, _constant(hermes("audit_unknown_tool", {"x": 1}))),
+        Strategy("tool:unknown:openai", ATTACK, _constant(_openai_calls([("audit_unknown_tool", "{}")]))),
+        Strategy("tool:bad-json:hermes", ATTACK, _constant("<tool_call>{not json</tool_call>")),
+        Strategy("tool:bad-json:openai", ATTACK, _constant(_openai_calls([(tool, "{not json")]))),
+        Strategy("tool:arguments-list:openai", ATTACK, _constant(_openai_calls([(tool, "[1, 2]")]))),
+    ]
+    return strategies
+
+
+def _openai_calls(calls: list[tuple[str, Any]]) -> Action:
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                           for i, (name, arguments) in enumerate(calls)]}
+
+
+def marker_paths(strategies: list[Strategy]) -> list[Path]:
+    """Every marker file a battery can create."""
+    return [Path(s.marker) for s in strategies if s.marker is not None]
