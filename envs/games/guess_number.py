@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
-from envgym.envs.games.parsing import last_tag, parse_int, quote
+from envgym.envs.games.parsing import MAX_DIGITS, last_tag, parse_int, quote
 from envgym.tasks import ProceduralTaskSource
 
 
@@ -36,6 +36,7 @@ class GuessNumber(Env):
             raise ValueError(f"invalid_penalty ({invalid_penalty}) must be >= wasted_penalty ({wasted_penalty}), so an "
                              "invalid turn never costs less than a wasted guess")
         self.low, self.high = low, high
+        self.max_digits = max(MAX_DIGITS, len(str(abs(low))), len(str(abs(high))))  # every number in range parses
         self.wasted_penalty, self.invalid_penalty = wasted_penalty, invalid_penalty
         self.tasks = ProceduralTaskSource(self._make_task)
 
@@ -71,7 +72,7 @@ class GuessNumber(Env):
 
     def _step(self, action: Action) -> StepResult:
         text = last_tag(action_text(action), "guess")
-        guess = None if text is None else parse_int(text)
+        guess = None if text is None else parse_int(text, self.max_digits)
         if guess is None:
             problem = "I could not find a guess." if text is None else f"{quote(text)} is not an integer in digits 0-9."
             feedback = f"{problem} Reply with your guess as <guess>N</guess>, e.g. <guess>50</guess>."

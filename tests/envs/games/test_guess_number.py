@@ -49,6 +49,12 @@ def test_the_reference_is_binary_search_and_always_wins_in_time(play):
         assert steps[-1].info["correct"] and sum(s.reward for s in steps) == 1.0 and len(steps) <= 7
 
 
+def test_numbers_longer_than_twelve_digits_parse_when_the_range_has_them(play):
+    env = envgym.make("games/GuessNumber-v0", low=1, high=10**15, max_turns=52)
+    steps = play(env, lambda messages, info: env.reference_action(), 0)
+    assert steps[-1].info["correct"] and all(step.info["action_valid"] for step in steps)
+
+
 def test_negative_zero_is_the_guess_zero():
     env = envgym.make("games/GuessNumber-v0", low=-5, high=5)
     env.reset(seed=0)
