@@ -71,7 +71,10 @@ class FormatReward(RewardComponentWrapper):
         if not tags and pattern is None:
             raise ValueError("FormatReward needs `tags`, a `pattern`, or both")
         super().__init__(env, weight, name)
-        self.tag_patterns = [re.compile(rf"<{re.escape(t)}>.*?</{re.escape(t)}>", re.DOTALL) for t in tags]
+        # A body without another tag of its kind: linear time on floods of unclosed tags (a lazy .*? rescans the
+        # rest of the text from every opening tag, seconds for 100 KB).
+        self.tag_patterns = [re.compile(rf"<{re.escape(t)}>(?:(?!</?{re.escape(t)}>).)*</{re.escape(t)}>", re.DOTALL)
+                             for t in tags]
         self.pattern = re.compile(pattern, re.DOTALL) if isinstance(pattern, str) else pattern
         self.penalty = float(penalty)
 

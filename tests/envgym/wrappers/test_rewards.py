@@ -24,6 +24,12 @@ def test_format_reward_adds_a_named_component():
     assert info["reward_components"]["format"] == pytest.approx(-0.1) and _sums(reward, info)
 
 
+def test_format_reward_finds_a_complete_tag_after_a_flood_of_unclosed_ones():
+    env = FormatReward(GuessNumber(), tags=["think"], weight=1.0)
+    assert _step(env, "<think>" * 10_000 + "<think>x</think><guess>50</guess>")[4]["reward_components"]["format"] == 1.0
+    assert _step(env, "<think>" * 10_000 + "<guess>50</guess>")[4]["reward_components"]["format"] == 0.0
+
+
 def test_format_reward_with_a_pattern():
     env = FormatReward(GuessNumber(), pattern=r"^<guess>\d+</guess>$", weight=1.0)
     assert _step(env, "<guess>50</guess>")[4]["reward_components"]["format"] == 1.0
