@@ -25,7 +25,7 @@ import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
 from envgym.tasks import FieldMap, ProceduralTaskSource, load_jsonl, load_parquet
-from envgym.tools import Tool, ToolEnv
+from envgym.tools import Tool, ToolEnv, ToolUnavailable
 
 # The body may hold no other <answer> tag: linear time on floods of unclosed tags (a lazy .*? rescans the rest of
 # the text from every opening tag), and the innermost answer of nested tags.
@@ -115,7 +115,14 @@ class MultiHopQA(ToolEnv):
             from envgym.envs.search.server import SearchClient
 
             client = self._client = SearchClient(retriever_url)
-            self._search_batch = lambda queries: client.search(queries, topk=self.topk)
+
+            def remote_search(queries: list[str]) -> Any:
+                try:
+                    return client.search(queries, topk=self.topk)
+                except Exception as error:  # the server's failure, not the policy's: never a reward of 0
+                    raise ToolUnavailable(f"the search server at {retriever_url} failed: {error}") from error
+
+            self._search_batch = remote_search
         else:
             self._search_batch = lambda queries: index.search_batch(queries, self.topk)
         tool_options.setdefault("max_calls_per_turn", 1)

@@ -8,6 +8,7 @@ import pytest
 import envgym
 from envgym.envs.search.index import SearchIndex
 from envgym.envs.search.server import serve_in_thread
+from envgym.tools import ToolUnavailable
 from envgym.utils import check_env
 
 SMALL = {"num_docs": 2000}
@@ -141,6 +142,13 @@ def test_it_can_search_through_a_running_retrieval_server():
         env = envgym.make("search/MultiHopQA-v0", retriever_url=url, **SMALL)
         _, reward, *_ = play_oracle(env, 2)
     assert reward == 1.0
+
+
+def test_a_search_server_that_is_down_is_an_infrastructure_error_not_an_observation():
+    env = envgym.make("search/MultiHopQA-v0", retriever_url="http://127.0.0.1:9", **SMALL)
+    env.reset(seed=0, options={"task_index": 0})
+    with pytest.raises(ToolUnavailable, match="search server at http://127.0.0.1:9 failed"):
+        env.step("<search>Velmora</search>")
 
 
 def test_corpus_and_questions_must_come_together(tmp_path):
