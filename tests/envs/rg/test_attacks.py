@@ -115,7 +115,7 @@ def test_an_answer_cannot_change_the_target_of_later_episodes_through_the_scorer
     for depth in range(1, 8):  # the scorer's frame is a few frames above parse_expr's eval
         env.reset(seed=0, options={"task_index": 0})
         env.step(f"<answer>__import__('sys')._getframe({depth}).f_locals['entry']['metadata']"
-                 f".update(target={sum(numbers)})</answer>")
+                 f".update(target=__import__('builtins').int({sum(numbers)}))</answer>")
     env.reset(seed=0, options={"task_index": 0})
     assert env.step(f"<answer>{' + '.join(map(str, numbers))}</answer>")[1] == 0.0
 
