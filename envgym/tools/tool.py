@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -180,17 +181,26 @@ def _check_value(where: str, value: Any, schema: Mapping[str, Any]) -> None:
         is_bool = isinstance(value, bool)
         ok = isinstance(value, types) and not (is_bool and "boolean" not in names)
         if not ok:
-            raise ToolArgumentError(f"{where} must be {' or '.join(names)}, got {type(value).__name__} {value!r:.80}")
+            raise ToolArgumentError(f"{where} must be {' or '.join(names)}, got {type(value).__name__} {_show(value)}")
     if "enum" in schema and value not in schema["enum"]:
-        raise ToolArgumentError(f"{where} must be one of {schema['enum']}, got {value!r:.80}")
+        raise ToolArgumentError(f"{where} must be one of {schema['enum']}, got {_show(value)}")
+    if isinstance(value, float) and not math.isfinite(value):  # Python's json reads NaN/Infinity; JSON has none
+        raise ToolArgumentError(f"{where} must be a finite number, got {value}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            raise ToolArgumentError(f"{where} must be >= {schema['minimum']}, got {value}")
+            raise ToolArgumentError(f"{where} must be >= {schema['minimum']}, got {_show(value)}")
         if "maximum" in schema and value > schema["maximum"]:
-            raise ToolArgumentError(f"{where} must be <= {schema['maximum']}, got {value}")
+            raise ToolArgumentError(f"{where} must be <= {schema['maximum']}, got {_show(value)}")
     if isinstance(value, (list, tuple)) and "items" in schema:
         for i, item in enumerate(value):
             _check_value(f"{where}[{i}]", item, schema["items"])
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    """A bounded echo of an argument; ints too long for ``repr`` (Python refuses over 4,300 digits) say so."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4000:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    return f"{value!r:.{limit}}"
 
 
 def _type_hints(function: Callable[..., Any]) -> dict[str, Any]:

@@ -50,6 +50,18 @@ def test_bad_arguments_raise_an_error_that_says_what_is_expected(arguments, mess
         Tool.from_function(lookup).call(arguments)
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_number_that_is_not_finite_is_refused(value):
+    tool = Tool("scale", "Scale.", {"type": "object", "properties": {"x": {"type": "number"}}}, lambda x: x * 2)
+    with pytest.raises(ToolArgumentError, match="'x' must be a finite number"):
+        tool.call({"x": value})
+
+
+def test_a_huge_integer_of_the_wrong_type_gets_a_bounded_message():
+    with pytest.raises(ToolArgumentError, match="'name' must be string, got int an integer of about 5000 digits"):
+        Tool.from_function(lookup).call({"name": 10**5000})
+
+
 def test_enum_and_bounds_are_checked():
     tool = Tool("pick", "Pick one.", {"type": "object", "properties": {
         "colour": {"type": "string", "enum": ["red", "blue"]}, "n": {"type": "integer", "minimum": 1}}}, lambda **kw: "ok")
