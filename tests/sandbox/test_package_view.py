@@ -140,3 +140,10 @@ def test_a_docker_image_refuses_an_answer_key_package(tmp_path):
 def test_dataset_caches_are_hidden(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     assert str(tmp_path) in package_view().hidden
+
+
+def test_a_system_directory_on_sys_path_is_never_hidden(monkeypatch):
+    """``python -m`` run from /usr puts /usr on sys.path: covering it would take the shell and libc away."""
+    monkeypatch.setattr(sys, "path", [*sys.path, "/usr", "/"])
+    hidden = package_view().hidden
+    assert not any("/usr/bin" == path or "/usr/bin".startswith(path.rstrip("/") + "/") for path in hidden)
