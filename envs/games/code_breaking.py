@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
-from envgym.envs.games.parsing import last_tag
+from envgym.envs.games.move_parsing import last_tag
 
 
 class CodeBreakingGame(Env):

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
-from envgym.envs.games.parsing import MAX_DIGITS, last_tag, parse_int, quote
+from envgym.envs.games.move_parsing import MAX_DIGITS, last_tag, parse_int, quote
 from envgym.tasks import ProceduralTaskSource
 
 

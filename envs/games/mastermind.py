@@ -18,7 +18,7 @@ import numpy as np
 
 from envgym.core import Task
 from envgym.envs.games.code_breaking import CodeBreakingGame
-from envgym.envs.games.parsing import quote
+from envgym.envs.games.move_parsing import quote
 from envgym.tasks import ProceduralTaskSource
 
 SEPARATORS = re.compile(r"[\s,]+")

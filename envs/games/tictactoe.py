@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
-from envgym.envs.games.parsing import last_tag, quote
+from envgym.envs.games.move_parsing import last_tag, quote
 from envgym.tasks import ProceduralTaskSource
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from envgym.envs.games.parsing import last_tag, parse_int, quote
+from envgym.envs.games.move_parsing import last_tag, parse_int, quote
 
 
 def test_the_last_complete_tag_wins():
