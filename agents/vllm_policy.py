@@ -90,8 +90,13 @@ class VLLMPolicy(LocalTokenPolicy):
         then drops the prefix cache, whose entries were computed with the old weights."""
         weights = merged_weights(model)
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights, "is_checkpoint_format": True})
-        self.llm.reset_prefix_cache()
+        self.reset_prefix_cache()
         return len(weights)
+
+    def reset_prefix_cache(self) -> None:
+        """Forget every cached prefix (``LLM.reset_prefix_cache()``): after a weight change, and between timed
+        benchmark runs, which must not reuse each other's work."""
+        self.llm.reset_prefix_cache()
 
 
 def engine_options(model_path: str, **engine_kwargs: Any) -> dict[str, Any]:

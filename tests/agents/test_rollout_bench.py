@@ -127,4 +127,33 @@ def test_bench_rollout_reports_the_loop_its_replay_and_the_phases():
     assert sum(engine["work"]["decode_rows"].values()) == engine["work"]["decode_steps"]
     assert 0 < engine["loop_matmul_seconds"] < engine["loop"]["seconds"]
     assert report["any_engine_vs_transformers_max_with_these_kernels"] > 1
+    assert report["any_engine_bound_scope"].startswith("float32")  # what the bound does not cover is said
     assert "targets" not in report  # one engine: no comparison
+
+
+def test_every_timed_run_starts_with_an_empty_prefix_cache():
+    """The loop, its replay (the same prompts again) and each phase run: none reuses an earlier run's cache."""
+    from helpers.tiny_models import tiny_model_path
+
+    from envgym.agents.bench import _measure, _phases
+    from envgym.agents.transformers_policy import TransformersPolicy
+
+    events = []
+
+    class Cached(TransformersPolicy):
+        def reset_prefix_cache(self):
+            events.append("reset")
+
+        def generate(self, prompts, params):
+            events.append("generate")
+            return super().generate(prompts, params)
+
+    path = tiny_model_path()
+    policy = Cached(transformers.AutoModelForCausalLM.from_pretrained(path),
+                    transformers.AutoTokenizer.from_pretrained(path), device="cpu")
+    _measure(policy, envs=2, turns=2, params=SamplingParams(max_new_tokens=2, temperature=0.0), repeats=1)
+    # per repeat (warm-up and timed): reset, the loop's 2 turns, reset, the replay's 2 batches
+    assert events == ["reset", "generate", "generate", "reset", "generate", "generate"] * 2
+    events.clear()
+    _phases(policy, batch=2, max_new_tokens=2, repeats=1)
+    assert events == ["reset", "generate"] * 4
