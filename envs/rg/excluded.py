@@ -1,7 +1,7 @@
 """The one list of reasoning-gym tasks envgym does not register, and of tasks whose partial credit is beaten.
 
 A task is excluded when no small wrapper makes its reward hold under generic adversarial answers (see
-docs/reasoning-gym.md and tests/envs/rg/test_adversarial.py, which plays them over every registered task).
+docs/reasoning-gym.md and tests/envs/rg/test_adversarial.py plays tests/helpers/rg_attacks.py over every registered task).
 """
 
 EXCLUDED: dict[str, str] = {
@@ -24,6 +24,7 @@ PARTIAL_CREDIT_BEATEN: dict[str, str] = {
     "products": "compute_decimal_reward pays len(gold)/len(text) to any text containing the gold",
     "polynomial_equations": "a truncated gold (a prefix of its digits) earns 0.99, more than an honest wrong root",
     "quantum_lock": "any button sequence reaching the target, copied from another task, earns 0.5",
+    "time_intervals": "any small constant (0, 1) earns 0.95: the credit decays slowly with the distance",
     "boxnet": "an empty plan ([]) earns 0.05: " + _FLOOR,
     "graph_color": "an empty colouring ({}) earns 0.01: " + _FLOOR,
     "knight_swap": "an empty move list ([]) earns 0.05: " + _FLOOR,

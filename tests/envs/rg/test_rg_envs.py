@@ -52,6 +52,40 @@ def _check_task(task):
     assert (reward, info["correct"]) == (0.0, False)
 
 
+# boxnet and rush_hour keep no solution in their entries (their scorers simulate a plan) and we have no planner.
+NO_REFERENCE_SOLUTION = {"boxnet", "rush_hour"}
+
+
+@pytest.mark.parametrize("task", QUICK_TASKS + ["graph_color", "rubiks_cube", "n_queens", "complex_arithmetic"])
+def test_the_reference_action_earns_full_reward(task):
+    _check_reference_action(task, range(3))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", REGISTERED)
+def test_the_reference_action_earns_full_reward_on_every_rg_env(task):
+    _check_reference_action(task, range(6))
+
+
+def _check_reference_action(task, indices):
+    env = envgym.make(f"rg/{task}-v0", size=20)
+    for index in indices:
+        env.reset(seed=0, options={"task_index": index})
+        action = env.reference_action()
+        if task in NO_REFERENCE_SOLUTION:
+            assert action is None
+            continue
+        _, reward, terminated, _, info = env.step(action)
+        assert (reward, terminated, info["correct"]) == (1.0, True, True), (index, action[:200], info)
+
+
+def test_the_reference_action_follows_the_current_episode():
+    env = envgym.make("rg/basic_arithmetic-v0", size=20)
+    for index in (0, 1):
+        env.reset(seed=0, options={"task_index": index})
+        assert env.reference_action() == f"<answer>{env.unwrapped.task.answer}</answer>"
+
+
 def test_a_task_is_the_same_in_every_env_even_when_the_generator_uses_global_randomness():
     first = envgym.make("rg/list_functions-v0", size=10).unwrapped.tasks.get(3)
     second = envgym.make("rg/list_functions-v0", size=10).unwrapped.tasks.get(3)
