@@ -11,7 +11,10 @@ Seeds: every seed is run by both sides, and a seed fixes the task order: the tas
 from the seed (:func:`task_order`) and both sides play them in that order (ours through a task sampler, TRL
 from a dataset in that order with its shuffling off). The result gives, per side, the mean and spread over
 seeds of the reward at each step, of the step at which the run's 10-step moving average first reaches the
-reward TRL ends with (TRL's last 10 steps, averaged over its seeds), and of wall time per step.
+reward TRL ends with (TRL's last 10 steps, averaged over its seeds), and of wall time per step. Runs shorter
+than 20 steps use a window of half their length (``window`` in the result), so the comparison still has steps
+to tell apart. Each finished run's JSON is also printed to stderr as it ends, so a long run that is cut short
+keeps what it measured.
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ def bench_learn(
     from envgym.benchmarks.report import emit, machine
 
     _, _, _, config = read_recipe(recipe, {"max_steps": steps})
-    if config.max_steps < WINDOW:
-        raise typer.BadParameter(f"--steps must be >= {WINDOW} (curves are compared as {WINDOW}-step averages)")
+    if config.max_steps < 4:
+        raise typer.BadParameter(f"--steps must be >= 4 (curves are compared as moving averages of "
+                                 f"{WINDOW} steps, or half the run when it is shorter than {2 * WINDOW})")
     if seeds < 1:
         raise typer.BadParameter(f"--seeds must be >= 1, got {seeds}")
     try:
@@ -57,7 +61,7 @@ def bench_learn(
     for seed in seed_list:  # seed by seed, so an interrupted run still has both sides of the seeds it finished
         for side in SIDES:
             runs[side].append({"seed": seed, **_run_worker(side, recipe, config.max_steps, seed)})
-            typer.echo(f"{side}, seed {seed}: {runs[side][-1]['seconds']:.0f} s", err=True)
+            typer.echo(json.dumps({"side": side, **runs[side][-1]}), err=True)
     result: dict[str, Any] = {"benchmark": "learn", "machine": machine(), "recipe": str(recipe),
                               "steps": config.max_steps, "seeds": seed_list,
                               "settings": {"gradient_checkpointing": config.gradient_checkpointing,
@@ -66,15 +70,21 @@ def bench_learn(
     emit(result, as_json)
 
 
+def window_for(steps: int) -> int:
+    """The moving-average window: ``WINDOW`` steps, or half the run when it is shorter than twice that."""
+    return max(1, min(WINDOW, steps // 2))
+
+
 def summarize(runs: dict[str, list[dict[str, Any]]], steps: int) -> dict[str, Any]:
     """Per side: the runs, and mean and spread over seeds of the reward at each step, of the step reaching the
-    target (TRL's final reward: its last ``WINDOW`` steps, averaged over its seeds) and of seconds per step.
+    target (TRL's final reward: its last ``window`` steps, averaged over its seeds) and of seconds per step.
     ``met``: every run of ours reaches the target, and on average no later than TRL's runs do."""
-    target = _mean([_mean(run["rewards"][-WINDOW:]) for run in runs["trl"]])
-    out: dict[str, Any] = {"target_reward": target}
+    window = window_for(steps)
+    target = _mean([_mean(run["rewards"][-window:]) for run in runs["trl"]])
+    out: dict[str, Any] = {"window": window, "target_reward": target}
     for side in SIDES:
         for run in runs[side]:
-            run["step_reaching_target"] = first_step_reaching(run["rewards"], target)
+            run["step_reaching_target"] = first_step_reaching(run["rewards"], target, window)
             run["seconds_per_step"] = run["seconds"] / steps
         reached = [run["step_reaching_target"] for run in runs[side] if run["step_reaching_target"] is not None]
         curves = [run["rewards"] for run in runs[side]]
@@ -83,8 +93,8 @@ def summarize(runs: dict[str, list[dict[str, Any]]], steps: int) -> dict[str, An
                                 "std": [_std(list(step)) for step in zip(*curves)]},
             "step_reaching_target": {**spread(reached), "reached": len(reached), "runs": len(curves)},
             "seconds_per_step": spread([run["seconds_per_step"] for run in runs[side]]),
-            "first_10": spread([_mean(curve[:WINDOW]) for curve in curves]),
-            "last_10": spread([_mean(curve[-WINDOW:]) for curve in curves]),
+            "first_window": spread([_mean(curve[:window]) for curve in curves]),
+            "last_window": spread([_mean(curve[-window:]) for curve in curves]),
             "runs": runs[side],
         }
     ours, theirs = out["envgym"]["step_reaching_target"], out["trl"]["step_reaching_target"]
@@ -100,10 +110,10 @@ def spread(values: list[float]) -> dict[str, Any]:
     return {"mean": _mean(values), "std": _std(values), "min": min(values), "max": max(values)}
 
 
-def first_step_reaching(rewards: list[float], target: float) -> int | None:
-    """The first step (1-based) whose trailing ``WINDOW``-step mean reward is at least ``target``."""
-    for end in range(WINDOW, len(rewards) + 1):
-        if _mean(rewards[end - WINDOW:end]) >= target - 1e-12:
+def first_step_reaching(rewards: list[float], target: float, window: int = WINDOW) -> int | None:
+    """The first step (1-based) whose trailing ``window``-step mean reward is at least ``target``."""
+    for end in range(window, len(rewards) + 1):
+        if _mean(rewards[end - window:end]) >= target - 1e-12:
             return end
     return None
 

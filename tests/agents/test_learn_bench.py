@@ -52,3 +52,14 @@ def test_a_side_whose_runs_do_not_all_reach_the_target_does_not_meet_it():
             "trl": [{"seed": 0, "rewards": [0.5] * WINDOW, "seconds": 1.0}]}
     summary = summarize(runs, WINDOW)
     assert summary["envgym"]["step_reaching_target"]["reached"] == 0 and summary["met"] is False
+
+
+def test_a_run_shorter_than_two_windows_is_compared_over_half_its_length():
+    from envgym.agents.learn_bench import summarize, window_for
+
+    assert window_for(40) == window_for(2 * WINDOW) == WINDOW and window_for(12) == 6
+    runs = {"envgym": [{"seed": 0, "rewards": [0.0] * 6 + [1.0] * 6, "seconds": 12.0}],
+            "trl": [{"seed": 0, "rewards": [0.0] * 9 + [1.0] * 3, "seconds": 12.0}]}
+    summary = summarize(runs, 12)
+    assert summary["window"] == 6 and summary["target_reward"] == 0.5
+    assert summary["envgym"]["step_reaching_target"]["mean"] == 9 and summary["trl"]["step_reaching_target"]["mean"] == 12
