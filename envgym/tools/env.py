@@ -173,14 +173,14 @@ class ToolEnv(Env):
         info: dict[str, Any] = {"reward_components": components, "action_valid": not problems}
         if problems:
             info["action_error"] = "; ".join(problems)
-        info.update(self._counts_info(executed), tool_calls_skipped=len(skipped) + over_budget)
+        info.update(self._counts_info(executed, len(skipped) + over_budget))
         return messages, reward_total(components), False, False, info
 
     def _unreadable_turn(self, problem: str) -> StepResult:
         self._errors += 1
         components = {"tool_cost": 0.0}
         info: dict[str, Any] = {"reward_components": components, "action_valid": False, "action_error": problem}
-        info.update(self._counts_info(0), tool_calls_skipped=0)
+        info.update(self._counts_info(0))
         return [{"role": "user", "content": f"Error: {problem}."}], 0.0, False, False, info
 
     def _run(self, call: ToolCall) -> str:
@@ -218,9 +218,9 @@ class ToolEnv(Env):
             return message
         return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text}
 
-    def _counts_info(self, calls_this_turn: int) -> dict[str, Any]:
-        return {"tool_calls": calls_this_turn, "tool_calls_total": self._calls_total, "tool_errors": self._errors,
-                "tool_counts": dict(self._counts)}
+    def _counts_info(self, calls_this_turn: int, skipped_this_turn: int = 0) -> dict[str, Any]:
+        return {"tool_calls": calls_this_turn, "tool_calls_skipped": skipped_this_turn,
+                "tool_calls_total": self._calls_total, "tool_errors": self._errors, "tool_counts": dict(self._counts)}
 
     def close(self) -> None:
         self.env.close()
