@@ -1,22 +1,41 @@
-"""``envgym train``: GRPO on any registered env from the command line (flags or a YAML/JSON config file)."""
+"""``envgym train``: GRPO on any registered env from the command line (flags or a YAML/JSON config file).
+
+Every input (env id, env arguments, recipe file, model name, checkpoint) is checked before the model loads,
+and a mistake is one line (exit code 2; ``--debug`` shows the traceback). A checkpoint the run writes is a
+model name for ``eval``, ``train`` and ``serve model``; the run ends by printing the command that evaluates it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import random
+import shlex
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from envgym.agents.cli_output import DEBUG_HELP, VERBOSE_HELP, StepProgress, one_line_errors, quiet_libraries, \
+    training_callback
+from envgym.agents.preflight import BadInput
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+ROLLOUTS_FILE = "rollouts.jsonl"
+
 
 def train_command(
     env: str = typer.Option(None, "--env", help="Env id to train on, e.g. math/Arithmetic-v0 (default: the config's env)."),
     model: str = typer.Option(None, "--model",
-                              help="Model: a local folder, a .gguf file, a cached Hub id, or 'smollm2' (packaged); "
-                                   "default: the config's model, else SmolLM2-135M-Instruct."),
+                              help="Model: a local folder, a training checkpoint (LoRA or full), a .gguf file, a "
+                                   "cached Hub id, or 'smollm2' (packaged); default: the config's model, else "
+                                   "SmolLM2-135M-Instruct (with --resume: the checkpoint's model)."),
     steps: int = typer.Option(None, "--steps", help="Training steps (overrides the config's max_steps)."),
     group_size: int = typer.Option(None, "--group-size", help="G: episodes per task (config num_generations)."),
     out: Path = typer.Option(Path("runs/grpo"), "--out", help="Folder for metrics.jsonl, checkpoints and the plot."),
-    config: Path = typer.Option(None, "--config", help="YAML or JSON file of GRPOConfig fields."),
+    config: str = typer.Option(None, "--config",
+                               help="YAML or JSON file of GRPOConfig fields, or the name of an installed recipe "
+                                    "(e.g. smollm2-arithmetic-cpu)."),
     learning_rate: float = typer.Option(None, "--lr", help="Learning rate (overrides the config)."),
     resume: Path = typer.Option(None, "--resume", help="A checkpoint folder to continue from exactly."),
     device: str = typer.Option(None, "--device", help="cpu or cuda (default: cuda when available)."),
@@ -25,110 +44,195 @@ def train_command(
                                help="Rollout engine: transformers (the trained model generates) or vllm (an "
                                     "in-process vLLM engine on the same model, weights synced after each step); "
                                     "default: vllm where it is installed, else transformers."),
+    save_rollouts: int = typer.Option(0, "--save-rollouts", min=0,
+                                      help="Write this many sampled episodes per step to OUT/rollouts.jsonl (the "
+                                           "samples.jsonl format of envgym eval)."),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
     """Train a model with GRPO on an env; writes OUT/metrics.jsonl, OUT/checkpoints/ and OUT/reward_curve.png.
 
     The config file (a recipe, e.g. recipes/smollm2-arithmetic-cpu.yaml) holds GRPOConfig fields and optionally
     ``env``, ``env_kwargs`` (arguments for the env), ``model`` and ``reward`` (a reward spec, docs/rewards.md);
     flags win."""
-    from rich.console import Console
-    from rich.markup import escape  # the message names the extra to install, "envgym[vllm]"
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with one_line_errors(debug):
+        quiet_libraries(verbose)
+        plan = plan_training(env=env, model=model, config=config, env_kwargs=env_kwargs, resume=resume,
+                             engine=engine, overrides={"max_steps": steps, "num_generations": group_size,
+                                                       "learning_rate": learning_rate})
+        run_training(plan, out=out, device=device, save_rollouts=save_rollouts)
 
-    from envgym.agents.trainer import GRPOTrainer
 
-    console = Console(stderr=True)
-    overrides = {"max_steps": steps, "num_generations": group_size, "learning_rate": learning_rate}
-    try:
-        config_env, make_kwargs, config_model, grpo_config = read_recipe(config, overrides)
-    except (TypeError, ValueError) as error:
-        console.print(f"[red]bad training config: {error}[/red]")
-        raise typer.Exit(2) from None
-    env = env or config_env
-    if env is None:
-        raise typer.BadParameter("give --env ID or a config file with `env: ID`")
-    model = model or config_model or "HuggingFaceTB/SmolLM2-135M-Instruct"
-    if env_kwargs:
-        import json
+@dataclasses.dataclass
+class TrainingPlan:
+    """A training run with every input checked and nothing loaded yet."""
 
-        try:
-            make_kwargs.update(json.loads(env_kwargs))
-        except (json.JSONDecodeError, TypeError, ValueError) as error:
-            raise typer.BadParameter(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})")
+    env: str
+    env_kwargs: dict[str, Any]
+    """What ``envgym.make`` gets (a recipe's reward spec built)."""
+    env_kwargs_json: dict[str, Any]
+    """The same as plain JSON, for the eval command printed at the end."""
+    model: str
+    config: Any
+    engine: str
+    resume: Path | None
+
+
+def plan_training(*, env: str | None, model: str | None, config: str | Path | None, env_kwargs: str | None,
+                  resume: Path | None, engine: str | None, overrides: dict[str, Any]) -> TrainingPlan:
+    """Check every input, cheapest first, without loading a model; raises :class:`BadInput` (one line)."""
     from envgym.agents.policy import ENGINES, default_engine
+    from envgym.agents.preflight import check_env_kwargs, check_model_name, find_config
 
     engine = engine or default_engine()
     if engine not in ENGINES:
-        raise typer.BadParameter(f"unknown engine {engine!r}; choose transformers or vllm")
-    console.print(f"rollout engine: {engine}")
-    loaded, tokenizer = load_model(model)
+        raise BadInput(f"--engine: unknown engine {engine!r}; choose transformers or vllm")
+    path = find_config(config, "recipes") if config is not None else None
+    config_env, kwargs, config_model, fields = read_recipe_file(path)
+    env = env or config_env
+    if env is None:
+        raise BadInput("give --env ID or a config file with `env: ID`")
+    if env_kwargs:
+        try:
+            extra = json.loads(env_kwargs)
+        except json.JSONDecodeError as error:
+            raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})") from None
+        if not isinstance(extra, dict):
+            raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}', got {env_kwargs}")
+        kwargs.update(extra)
+    check_env_kwargs(env, kwargs, where="--env-kwargs" if env_kwargs else f"{path}: env_kwargs")
+    if resume is not None:
+        if not (resume / "trainer_state.pt").exists():
+            raise BadInput(f"--resume: {resume} is not a training checkpoint (no trainer_state.pt); give a folder "
+                           "like OUT/checkpoints/step-N")
+        from envgym.agents.models import resume_model
+
+        if model is None or Path(model).resolve() == resume.resolve():  # the adapter comes back with the state
+            model = resume_model(resume)
+    model = model or config_model or DEFAULT_MODEL
+    check_model_name(model)
+    grpo_config = grpo_config_from(fields, overrides, where=str(path) if path else "flags")
+    built = dict(kwargs)
+    if "reward" in built:
+        from envgym.rewards import RewardSpec
+
+        try:
+            built["reward"] = RewardSpec.coerce(built["reward"], where=f"{path}: reward")
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+    return TrainingPlan(env, built, kwargs, model, grpo_config, engine, resume)
+
+
+def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_rollouts: int = 0) -> Any:
+    """Load the model, train, checkpoint; prints progress and, at the end, how to evaluate the result."""
+    from rich.console import Console
+
+    from envgym.agents.trainer import GRPOTrainer
+
+    console = Console()
+    console.print(f"rollout engine: {plan.engine}")
+    loaded, tokenizer = load_model(plan.model)
     policy = None
-    if engine == "vllm":
+    if plan.engine == "vllm":
         try:
             from envgym.agents.vllm_policy import VLLMPolicy
 
-            policy = VLLMPolicy(model)
-        except ImportError as error:
-            console.print(f"[red]{escape(str(error))}[/red]")
-            raise typer.Exit(2) from None
-    trainer = GRPOTrainer(loaded, tokenizer, env, grpo_config, out_dir=out, device=device, env_kwargs=make_kwargs,
-                          policy=policy)
-    if resume is not None:
-        trainer.load_checkpoint(resume)
-    columns = [TextColumn("[bold]GRPO[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.fields[status]}")]
-    with Progress(*columns, console=console) as progress:
-        bar = progress.add_task("train", total=grpo_config.max_steps, completed=trainer.step, status="")
+            policy = VLLMPolicy(plan.model)
+        except ImportError as error:  # its message names the extra to install, envgym[vllm]
+            raise BadInput(str(error)) from None
+    trainer = GRPOTrainer(loaded, tokenizer, plan.env, plan.config, out_dir=out, device=device,
+                          env_kwargs=plan.env_kwargs, policy=policy)
+    if plan.resume is not None:
+        trainer.load_checkpoint(plan.resume)
+    with StepProgress(console, "GRPO", plan.config.max_steps, trainer.step) as progress:
+        show = training_callback(progress, console)
 
-        def show(metrics: dict[str, Any]) -> None:
-            status = f"reward {metrics.get('reward_mean', float('nan')):.3f}  loss {metrics['loss']:+.4f}"
-            progress.update(bar, completed=metrics["step"], status=status)
+        def on_step(metrics: dict[str, Any]) -> None:
+            show(metrics)
+            if save_rollouts:
+                write_rollouts(out / ROLLOUTS_FILE, trainer.last_rollouts, metrics["step"], save_rollouts)
 
-        trainer.train(on_step=show)
-    console.print(f"wrote {out / 'metrics.jsonl'}, {out / 'checkpoints'} and {out / 'reward_curve.png'}")
+        trainer.train(on_step=on_step)
+    console.print(f"wrote {out / 'metrics.jsonl'}, {out / 'checkpoints'} and {out / 'reward_curve.png'}", soft_wrap=True)
+    checkpoint = out / "checkpoints" / f"step-{trainer.step}"
+    console.print(f"evaluate it: {eval_command(checkpoint, plan.env, plan.env_kwargs_json)}", soft_wrap=True,
+                  markup=False, highlight=False)
+    return trainer
+
+
+def eval_command(checkpoint: Path, env: str, env_kwargs: dict[str, Any]) -> str:
+    """The ``envgym eval`` command line that evaluates ``checkpoint`` on the env it was trained on."""
+    words = ["envgym", "eval", "--model", str(checkpoint), "--env", env]
+    if env_kwargs:
+        words += ["--env-kwargs", json.dumps(env_kwargs, ensure_ascii=False)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def write_rollouts(path: Path, groups: list[list[Any]], step: int, count: int) -> None:
+    """Append ``count`` episodes of this step's rollouts, drawn at random (seeded by the step), to ``path``
+    as ``samples.jsonl`` records with the step."""
+    from envgym.agents.evaluate import sample_record
+
+    episodes = [trajectory.episode for group in groups for trajectory in group]
+    chosen = sorted(random.Random(step).sample(range(len(episodes)), min(count, len(episodes))))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        for index in chosen:
+            handle.write(json.dumps({"step": step, **sample_record(episodes[index])}, ensure_ascii=False) + "\n")
 
 
 def load_model(name: str, dtype: Any = None) -> tuple[Any, Any]:
-    """Load a model to train (float32 unless told otherwise: GGUF weights are de-quantized) and its tokenizer."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """Load a model to train (float32 unless told otherwise: GGUF weights are de-quantized, a LoRA checkpoint is
+    merged into its base) and its tokenizer."""
+    from envgym.agents.models import load_causal_lm, load_tokenizer
 
-    from envgym.agents.models import resolve_model
-
-    resolved = resolve_model(name)
-    tokenizer = AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
-    model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype or torch.float32, **resolved.load_kwargs())
-    return model, tokenizer
+    return load_causal_lm(name, dtype=dtype), load_tokenizer(name)
 
 
-def read_recipe(path: Path | None, overrides: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None, Any]:
-    """``(env, env_kwargs, model, GRPOConfig)`` from a YAML/JSON training config (None: defaults only);
-    ``overrides`` that are not None replace the file's GRPOConfig fields. A ``reward:`` section (see
-    ``docs/rewards.md``) is validated here, before any rollout, and travels in ``env_kwargs["reward"]``."""
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.rewards import RewardSpec
+def read_recipe(path: str | Path | None, overrides: dict[str, Any]) -> tuple[str | None, dict[str, Any], str | None, Any]:
+    """``(env, env_kwargs, model, GRPOConfig)`` from a YAML/JSON training config (a path or an installed
+    recipe's name; None: defaults only); ``overrides`` that are not None replace the file's GRPOConfig fields.
+    A ``reward:`` section (see ``docs/rewards.md``) is validated here, before any rollout, and travels in
+    ``env_kwargs["reward"]``."""
+    from envgym.agents.preflight import find_config
 
-    fields = _read_config(path) if path is not None else {}
+    path = find_config(path, "recipes") if path is not None else None
+    env, env_kwargs, model, fields = read_recipe_file(path)
+    if "reward" in env_kwargs:
+        from envgym.rewards import RewardSpec
+
+        env_kwargs["reward"] = RewardSpec.from_dict(env_kwargs["reward"], where="reward")
+    return env, env_kwargs, model, grpo_config_from(fields, overrides, where=str(path) if path else "flags")
+
+
+def read_recipe_file(path: Path | None) -> tuple[str | None, dict[str, Any], str | None, dict[str, Any]]:
+    """``(env, env_kwargs, model, GRPOConfig fields)`` as written in a recipe (light: nothing is built). A
+    ``reward:`` section goes into ``env_kwargs["reward"]`` as written."""
+    from envgym.agents.preflight import read_mapping
+
+    fields = read_mapping(path) if path is not None else {}
     env, model = fields.pop("env", None), fields.pop("model", None)
-    env_kwargs = dict(fields.pop("env_kwargs", None) or {})
+    for key, value in (("env", env), ("model", model)):
+        if value is not None and not isinstance(value, str):
+            raise BadInput(f"{path}: {key} must be a string, got {value!r}")
+    env_kwargs = fields.pop("env_kwargs", None) or {}
+    if not isinstance(env_kwargs, dict):
+        raise BadInput(f"{path}: env_kwargs must be a mapping of env arguments, got {env_kwargs!r}")
+    env_kwargs = dict(env_kwargs)
     if "reward" in fields:
-        env_kwargs["reward"] = RewardSpec.from_dict(fields.pop("reward"), where="reward")
+        env_kwargs["reward"] = fields.pop("reward")
+    return env, env_kwargs, model, fields
+
+
+def grpo_config_from(fields: dict[str, Any], overrides: dict[str, Any], where: str) -> Any:
+    """A ``GRPOConfig`` from a recipe's fields (types checked against its annotations) and the flags that
+    override them; a bad value raises :class:`BadInput` naming the file and the field."""
+    from envgym.agents.grpo import GRPOConfig
+    from envgym.agents.preflight import check_config_fields
+
+    fields = check_config_fields(fields, GRPOConfig, where)
     fields.update({key: value for key, value in overrides.items() if value is not None})
-    return env, env_kwargs, model, GRPOConfig.from_dict(fields)
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        raise typer.BadParameter(f"config file {path} does not exist")
-    text = path.read_text()
-    if path.suffix == ".json":
-        import json
-
-        data = json.loads(text)
-    else:
-        import yaml
-
-        data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise typer.BadParameter(f"{path} must hold a mapping of GRPOConfig fields, got {type(data).__name__}")
-    return data
+    try:
+        return GRPOConfig.from_dict(fields)
+    except (TypeError, ValueError) as error:
+        raise BadInput(f"{where}: {error}") from None

@@ -28,6 +28,8 @@ import envgym
 from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
                                 token_logprobs, turn_advantages)
 from envgym.agents.batching import decoder_and_head, micro_batches, pad_batch, predictors
+from envgym.agents.learning_signal import learning_signal
+from envgym.agents.models import write_checkpoint_info
 from envgym.agents.entropy_control import token_entropies
 from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
 from envgym.agents.trajectory import Trajectory
@@ -150,6 +152,7 @@ class GRPOTrainer:
         self.last_rollouts = batch.rollouts
         metrics.update(_reward_metrics(batch.groups, batch.rollouts))
         metrics.update(_failure_metrics(batch.rollouts))
+        metrics.update(learning_signal(batch.rollouts, self.config))  # zero_advantage_groups, warning
         metrics.update(group_reward_metrics(batch.rollouts, self.reward_spec))
         metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
                         "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
@@ -382,6 +385,7 @@ class GRPOTrainer:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(path)
+        write_checkpoint_info(path, self.model)  # names the base model, so `--model path` loads it again
         if self.tokenizer is not None:
             self.tokenizer.save_pretrained(path)
         state = {

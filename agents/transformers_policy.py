@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from envgym.agents.models import DEFAULT_MODEL, load_tokenizer, resolve_model
+from envgym.agents.models import DEFAULT_MODEL, load_causal_lm, load_tokenizer
 from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights
 
 
@@ -27,16 +27,14 @@ class TransformersPolicy(LocalTokenPolicy):
     def __init__(self, model: Any = DEFAULT_MODEL, tokenizer: Any = None, *, device: str | None = None,
                  dtype: Any = None, name: str | None = None):
         import torch
-        from transformers import AutoModelForCausalLM
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if isinstance(model, str):
-            resolved = resolve_model(model)
             self.name = name or model
             self.tokenizer = tokenizer or load_tokenizer(model)
             if dtype is None:
                 dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-            model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=dtype, **resolved.load_kwargs())
+            model = load_causal_lm(model, dtype=dtype)  # any model name, training checkpoints included
         else:
             if tokenizer is None:
                 raise ValueError("a loaded model needs its tokenizer: TransformersPolicy(model, tokenizer)")
