@@ -129,7 +129,7 @@ class ToolEnv(Env):
     def _step(self, action: Action) -> StepResult:
         try:
             parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments)
-        except ValueError as error:  # e.g. a JSON number too long for int(): a malformed call, not a crash
+        except (ValueError, RecursionError) as error:  # a JSON number too long for int(), JSON nested 40,000 deep
             return self._unreadable_turn(f"the tool calls could not be read ({str(error)[:200]})")
         if parsed.calls and not parsed.answer_first:
             return self._tool_turn(parsed.calls)
@@ -163,7 +163,7 @@ class ToolEnv(Env):
             ids = ", ".join(call.id for call in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
             text = (f"Skipped: at most {self.max_calls_per_turn} tool call(s) per turn are run; "
                     f"{len(skipped)} more were not ({ids}).")
-            messages.append(self._result_message(skipped[0], text))
+            messages.append(self._result_message(skipped[0], self._cut(text)))  # ids are the policy's: any length
             problems.append(f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} are run")
         if over_budget:
             problems.append(f"the tool budget of this episode ({self.max_calls_per_episode} calls) is used up")

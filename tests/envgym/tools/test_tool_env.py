@@ -164,7 +164,8 @@ def test_calls_past_the_episode_budget_are_an_invalid_turn(tools):
 
 @pytest.mark.parametrize("arguments", ['{"a": 1}', '{"a": 1, "b": 2, "c": 3}', '{"a": "1", "b": 2}',
                                        '{"a": 1.5, "b": 2}', '{"a": NaN, "b": 2}', '{"a": 1e999, "b": 2}',
-                                       '{"a": true, "b": 2}', '[1, 2]', '"a=1"', '{"a": ' + "9" * 5000 + ', "b": 2}'],
+                                       '{"a": true, "b": 2}', '[1, 2]', '"a=1"', '{"a": ' + "9" * 5000 + ', "b": 2}',
+                                       '{"a": ' + "[" * 40_000 + "]" * 40_000 + ', "b": 2}'],
                          ids=lambda text: text[:20])
 def test_malformed_arguments_are_an_invalid_turn_never_an_exception(tools, arguments):
     env = make(tools)
