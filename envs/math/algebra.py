@@ -6,6 +6,8 @@ The solution is drawn first and the equation built around it, so the gold answer
 3. a monic quadratic with two integer roots (answer: both roots, in any order, e.g. ``-2, 5``);
 4. a 2x2 linear system with an integer solution (answer: the ordered pair ``(x, y)``);
 5. a 2x2 linear system with a fractional solution.
+Answers must be simplified literals (``form="literal"``): ``x = 7/2`` or ``7/2``, never ``\\frac{14}{4}`` or an
+equation left to solve.
 """
 
 from __future__ import annotations
@@ -43,10 +45,10 @@ def _nonzero(rng: np.random.Generator, low: int, high: int) -> int:
 class Algebra(MathAnswerEnv):
     description = "Solve linear equations, quadratics and 2x2 systems exactly; difficulty 1-5."
 
-    def __init__(self, difficulty: int = 1, timeout: float = 2.0):
+    def __init__(self, difficulty: int = 1, timeout: float = 2.0, *, form: str = "literal", strict: bool = False):
         if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= MAX_DIFFICULTY:
             raise ValueError(f"difficulty must be an integer from 1 to {MAX_DIFFICULTY}, got {difficulty!r}")
-        super().__init__(timeout)
+        super().__init__(timeout, form=form, strict=strict)
         self.difficulty = difficulty
         self.tasks = ProceduralTaskSource(self._make_task)
 

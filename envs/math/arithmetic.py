@@ -2,7 +2,8 @@
 
 Difficulty d (1-5) sets the number of operands (d + 1), the size of the numbers (up to 10^min(d, 3)) and the
 operators: + and - at 1, * from 2, / from 3 (exact fractions), parentheses from 4. Answers are computed with
-``fractions.Fraction``, so "3/4" is the gold answer for 3/4, never 0.75.
+``fractions.Fraction``, so "3/4" is the gold answer for 3/4, never 0.75. The task is to compute, so the answer must
+be a simplified literal (``form="literal"``): the question's expression copied into the box earns 0.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ def _format(value: Fraction) -> str:
 class Arithmetic(MathAnswerEnv):
     description = "Evaluate an arithmetic expression exactly; difficulty 1-5."
 
-    def __init__(self, difficulty: int = 2, timeout: float = 2.0):
+    def __init__(self, difficulty: int = 2, timeout: float = 2.0, *, form: str = "literal", strict: bool = False):
         if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= MAX_DIFFICULTY:
             raise ValueError(f"difficulty must be an integer from 1 to {MAX_DIFFICULTY}, got {difficulty!r}")
-        super().__init__(timeout)
+        super().__init__(timeout, form=form, strict=strict)
         self.difficulty = difficulty
         self.tasks = ProceduralTaskSource(self._make_task)
 

@@ -77,7 +77,7 @@ class ComputationTasks(MathAnswerEnv):
     description = "Computation-heavy math questions; answer in \\boxed{}."
 
     def __init__(self, kinds: tuple[str, ...] | None = None, timeout: float = 2.0):
-        super().__init__(timeout)
+        super().__init__(timeout, form="literal")  # the answer is a number to compute, never a formula
         self.kinds = tuple(kinds or PROBLEMS)
         unknown = [kind for kind in self.kinds if kind not in PROBLEMS]
         if unknown:
