@@ -295,15 +295,15 @@ def _malformed(form: Format, text: str) -> list[Strategy]:
 
 def _pathological(form: Format, bare: Format) -> list[Strategy]:
     """100 KB replies: repeated phrases, deep nesting, one huge number. The step must stay fast."""
-    half = BIG // 2 - 20
+    half = BIG // 2 - 20  # characters on each side of a nested answer, wrapper included
     phrase = "the answer is 1. " * (BIG // 17)
     answers = {
         "repeated-phrase@bare": bare.wrap(phrase)[:BIG],
         "repeated-phrase": form.wrap(phrase[: BIG - 40]),
-        "nested-braces": form.wrap("{" * (half // 2) + "0" + "}" * (half // 2)),
-        "nested-parens": form.wrap("(" * (half // 2) + "0" + ")" * (half // 2)),
-        "nested-boxed": "\\boxed{" * (BIG // 16) + "0" + "}" * (BIG // 16),
-        "nested-frac": form.wrap("\\frac{1}{" * (BIG // 20) + "2" + "}" * (BIG // 20)),
+        "nested-braces": form.wrap("{" * half + "0" + "}" * half),
+        "nested-parens": form.wrap("(" * half + "0" + ")" * half),
+        "nested-boxed": "\\boxed{" * (BIG // 8 - 1) + "0" + "}" * (BIG // 8 - 1),
+        "nested-frac": form.wrap("\\frac{1}{" * (BIG // 10 - 5) + "2" + "}" * (BIG // 10 - 5)),
         "huge-number": form.wrap("1" * (BIG - 40)),
         "open-tags": ("<answer>" * (BIG // 8))[:BIG],
     }
