@@ -82,7 +82,7 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
                   resume: Path | None, engine: str | None, overrides: dict[str, Any]) -> TrainingPlan:
     """Check every input, cheapest first, without loading a model; raises :class:`BadInput` (one line)."""
     from envgym.agents.policy import ENGINES, default_engine
-    from envgym.agents.preflight import check_env_kwargs, check_model_name, find_config
+    from envgym.agents.preflight import check_env_id, check_env_kwargs, check_model_name, find_config
 
     engine = engine or default_engine()
     if engine not in ENGINES:
@@ -91,7 +91,8 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
     config_env, kwargs, config_model, fields = read_recipe_file(path)
     env = env or config_env
     if env is None:
-        raise BadInput("give --env ID or a config file with `env: ID`")
+        raise BadInput(f"{path or 'the command line'} names no env: give --env ID or a config file with a line "
+                       "`env: namespace/Name-v0`")
     if env_kwargs:
         try:
             extra = json.loads(env_kwargs)
@@ -101,6 +102,10 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
             raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}', got {env_kwargs}")
         kwargs.update(extra)
     check_env_kwargs(env, kwargs, where="--env-kwargs" if env_kwargs else f"{path}: env_kwargs")
+    spec = check_env_id(env)
+    if spec.unsafe and not kwargs.get("allow_unsafe"):  # a policy trained on a known exploit learns the exploit
+        raise BadInput(f"{env} is registered unsafe ({spec.unsafe_reason or 'see docs/audit.md'}); train on it only "
+                       "on purpose: --env-kwargs '{\"allow_unsafe\": true}'")
     if resume is not None:
         if not (resume / "trainer_state.pt").exists():
             raise BadInput(f"--resume: {resume} is not a training checkpoint (no trainer_state.pt); give a folder "

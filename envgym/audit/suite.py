@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -83,6 +85,8 @@ def audit_envs(env_ids: Iterable[str], settings: AuditSettings | None = None, *,
 
 
 def _child(env_id: str, settings: AuditSettings, connection: Any) -> None:
+    sys.stdout.flush()
+    os.dup2(2, 1)  # what an env prints goes to stderr: stdout's last line belongs to `envgym audit --json`
     report = audit_env(env_id, settings, on_call=lambda what: connection.send(("call", what)))
     connection.send(("done", report))
     connection.close()

@@ -85,3 +85,17 @@ def test_a_bad_reward_section_is_refused_before_any_rollout_with_its_key_path(tm
     assert result.exit_code == 2
     assert "reward.components[2].weight must be a number, got 'x'" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_an_env_registered_unsafe_is_refused_without_the_opt_in(tmp_path, scratch_registry):
+    import envgym
+    from envgym.agents.train_cli import plan_training
+
+    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True,
+                    unsafe_reason="constant guesses win")
+    result = CliRunner().invoke(app, ["train", "--env", "test/Unsafe-v0", "--model", tiny_model_path(),
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and "registered unsafe (constant guesses win)" in result.output
+    plan = plan_training(env="test/Unsafe-v0", model=tiny_model_path(), config=None, resume=None, engine="transformers",
+                         env_kwargs='{"allow_unsafe": true}', overrides={})
+    assert plan.env_kwargs["allow_unsafe"] is True
