@@ -28,7 +28,7 @@ from typing import Any, Callable
 from envgym.envs.rg.safe_expr import (UnsafeExpressionError, evaluate_arithmetic, number_literals,
                                       python_literal, sympy_expression)
 
-Scorer = Callable[[Any, "str | None", dict[str, Any]], float]
+Scorer = Callable[[Any, str | None, dict[str, Any]], float]
 
 
 def _arithmetic_solution(answer: str, numbers: list[int], target: Fraction) -> tuple[bool, bool]:
