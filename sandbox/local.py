@@ -4,7 +4,9 @@ Start-up happens once per pool (about 0.1 s); each job then costs a fork in the 
 at most ``slots`` at a time (default: the number of usable cores); more are queued inside the zygote.
 
 Bubblewrap gives the zygote and its children their own mount, PID, network, IPC and UTS namespaces, a
-read-only view of only the system and Python directories, and a private ``/tmp``. Inside, each slot has its
+read-only view of only the system and Python directories, and a private ``/tmp``. Of the installed packages,
+jobs see only the declared ones (``_package_view.py``): bwrap covers the rest with empty tmpfs mounts, or,
+without bwrap, each slot's mount namespace does. Inside, each slot has its
 own PID and mount namespaces (and, without root, its own user namespace): see ``_namespaces.py``. Without
 ``bwrap`` the zygote runs on the host with the same per-slot namespaces, rlimits and seccomp filter, and a
 warning says so once. The zygote's first frame says which guarantees hold; any that does not is a warning.
