@@ -1,6 +1,7 @@
 """The ``local`` backend: a zygote process (see ``_zygote.py``) inside bubblewrap, fed jobs over a pipe.
 
-Start-up happens once per pool (about 0.1 s); each job then costs a fork in the warm interpreter. Jobs run
+Start-up happens once per pool (0.5 s on the loaded 2-core machine, half of it listing the package directories
+to hide); each job then costs a fork in the warm interpreter. Jobs run
 at most ``slots`` at a time (default: the number of usable cores); more are queued inside the zygote.
 
 Bubblewrap gives the zygote and its children their own mount, PID, network, IPC and UTS namespaces, a
