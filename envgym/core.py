@@ -179,6 +179,13 @@ def validate_action(action: Any, max_chars: int) -> tuple[Action, bool]:
                 f"an action message's 'content' must be a string, a list of content parts or None, "
                 f"got {type(content).__name__}"
             )
+        if isinstance(content, list):
+            for part in content:
+                if not isinstance(part, Mapping) or not isinstance(part.get("text", ""), str):
+                    raise InvalidAction(
+                        "an action message's content parts must be dicts whose 'text' is a string "
+                        f"(e.g. {{'type': 'text', 'text': '...'}}), got {part!r:.80}"
+                    )
         tool_calls = action.get("tool_calls")
         if tool_calls is not None and not isinstance(tool_calls, list):
             raise InvalidAction(f"'tool_calls' must be a list, got {type(tool_calls).__name__}")

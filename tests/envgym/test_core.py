@@ -54,7 +54,10 @@ def test_step_after_the_episode_ended_raises(env):
         env.step("<guess>3</guess>")
 
 
-@pytest.mark.parametrize("bad", [None, 3, 1.5, ["text"], b"bytes", {"role": "user", "content": "x"}, {"content": 5}])
+@pytest.mark.parametrize("bad", [
+    None, 3, 1.5, ["text"], b"bytes", {"role": "user", "content": "x"}, {"content": 5},
+    {"content": [{"type": "text", "text": 5}]}, {"content": ["bare string part"]},
+])
 def test_wrong_action_types_raise_and_leave_the_episode_alone(env, bad):
     env.reset(seed=3)
     with pytest.raises(InvalidAction, match="action"):
