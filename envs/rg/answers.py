@@ -12,6 +12,8 @@ import math
 import re
 from typing import Any
 
+from envgym.envs.rg.solvers import rush_hour_solution
+
 # A gold answer made of numbers and arithmetic/list punctuation only ("-3.5", "2/3", "(1, 2)", "48.0 + 36.0i").
 _NUMERIC_GOLD = re.compile(r"[\s\d.,+\-*/()\[\]eEij]*\d[\s\d.,+\-*/()\[\]eEij]*")
 _NON_FINITE_WORD = re.compile(r"(?<![a-z])(nan|inf|infinity)(?![a-z])", re.IGNORECASE)
@@ -46,8 +48,8 @@ def is_hedge(answer: str | None, gold: Any) -> bool:
 def reference_answer(task: str, entry: dict[str, Any]) -> str | None:
     """The text inside ``<answer>`` that a correct solver writes for this entry, or None where none is known.
 
-    Tasks with no single answer keep a known solution in the metadata (a colouring, a cube solution); boxnet
-    and rush_hour keep none (their scorers simulate a plan; we have no planner), so they return None.
+    Tasks with no single answer keep a known solution in the metadata (a colouring, a cube solution) or get
+    one from a solver (rush hour); boxnet keeps none and we have no planner for it, so it returns None.
     """
     if entry.get("answer") is not None:
         return str(entry["answer"])
@@ -56,4 +58,6 @@ def reference_answer(task: str, entry: dict[str, Any]) -> str | None:
         return json.dumps({str(vertex): color for vertex, color in metadata["possible_answer"].items()})
     if task == "rubiks_cube" and "example_correct_answer" in metadata:
         return str(metadata["example_correct_answer"])
+    if task == "rush_hour" and "board_config" in metadata:
+        return rush_hour_solution(metadata["board_config"])
     return None

@@ -30,4 +30,4 @@ def test_the_reference_answer_is_the_gold_or_a_known_solution():
     assert reference_answer("gcd", {"answer": "6", "metadata": {}}) == "6"
     colouring = {"metadata": {"possible_answer": {0: 1, 1: 2}}, "answer": None}
     assert reference_answer("graph_color", colouring) == '{"0": 1, "1": 2}'
-    assert reference_answer("rush_hour", {"answer": None, "metadata": {}}) is None
+    assert reference_answer("boxnet", {"answer": None, "metadata": {"initial_state": {}}}) is None
