@@ -1,6 +1,7 @@
-"""The one list of reasoning-gym tasks envgym does not register, and of tasks whose partial credit is beaten.
+"""The one list of reasoning-gym tasks envgym registers only ``unsafe=True``, and of tasks whose partial credit
+is beaten.
 
-A task is excluded when no small wrapper makes its reward hold under generic adversarial answers (see
+A task is excluded (``envgym.make`` builds it only with ``allow_unsafe=True``; ``envgym train`` refuses it) when no small wrapper makes its reward hold under generic adversarial answers (see
 docs/reasoning-gym.md and tests/envs/rg/test_adversarial.py plays tests/helpers/rg_attacks.py over every registered task).
 """
 

@@ -2,7 +2,7 @@
 reasoning-gym (1-2 s); a test checks it against the installed reasoning-gym.
 
 ``TASKS`` is every task but ``composite`` (a mixer of other tasks); ``REGISTERED`` leaves out the tasks that
-:mod:`envgym.envs.rg.excluded` lists with the reason.
+:mod:`envgym.envs.rg.excluded` lists with the reason (registered ``unsafe=True``: built only on opt-in).
 """
 
 from envgym.envs.rg.excluded import EXCLUDED
@@ -28,4 +28,5 @@ TASKS = (
     'word_sequence_reversal', 'word_sorting', 'zebra_puzzles',
 )
 
+# The tasks registered safe: what `envgym.make` builds without ``allow_unsafe=True``.
 REGISTERED = tuple(task for task in TASKS if task not in EXCLUDED)

@@ -40,19 +40,24 @@ def test_a_prefix_of_the_probability_earns_nothing_on_coin_flip():
         assert env.step(f"<answer>{prefix}</answer>")[1] == 0.0
 
 
-def test_propositional_logic_is_not_registered_since_restating_the_premises_earns_full_marks():
-    from envgym.envs.rg.excluded import EXCLUDED
+def safe_ids():
+    return {spec.id for spec in envgym.list_envs() if not spec.unsafe}
 
-    assert "propositional_logic" in EXCLUDED
-    assert "rg/propositional_logic-v0" not in {spec.id for spec in envgym.list_envs()}
+
+def test_propositional_logic_is_registered_unsafe_since_restating_the_premises_earns_full_marks():
+    assert "rg/propositional_logic-v0" not in safe_ids()
+    env = envgym.make("rg/propositional_logic-v0", size=10, allow_unsafe=True)
+    env.reset(seed=0, options={"task_index": 0})
+    premises = env.unwrapped.tasks.entry(0)["metadata"]["premises"]
+    assert env.step(f"<answer>{' ∧ '.join(f'({premise})' for premise in premises)}</answer>")[1] == 1.0
 
 
 @pytest.mark.parametrize("task", ["syllogism", "circuit_logic"])
-def test_tasks_whose_answers_are_skewed_are_not_registered(task):
+def test_tasks_whose_answers_are_skewed_are_registered_unsafe(task):
     env = ReasoningGymEnv(task, size=200)
     counts = collections.Counter(str(env.tasks.get(index).answer) for index in range(200))
     assert counts.most_common(1)[0][1] > 120  # a constant answer beats guessing between two options
-    assert f"rg/{task}-v0" not in {spec.id for spec in envgym.list_envs()}
+    assert f"rg/{task}-v0" not in safe_ids()
 
 
 def test_the_first_option_of_the_format_template_earns_no_partial_credit_on_knights_knaves():

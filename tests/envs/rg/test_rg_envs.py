@@ -18,9 +18,17 @@ def test_the_task_list_matches_the_installed_reasoning_gym():
     assert set(TASKS) | set(EXCLUDED) == set(reasoning_gym.factory.DATASETS)
 
 
-def test_every_task_but_the_excluded_is_registered_as_an_rg_env():
-    registered = {spec.id for spec in envgym.list_envs() if spec.id.startswith("rg/")}
-    assert registered == {f"rg/{task}-v0" for task in TASKS if task not in EXCLUDED}
+def test_every_task_is_registered_and_the_excluded_only_as_unsafe_with_the_reason():
+    specs = {spec.id: spec for spec in envgym.list_envs() if spec.id.startswith("rg/")}
+    assert set(specs) == {f"rg/{task}-v0" for task in TASKS}
+    unsafe = {spec.id: spec.unsafe_reason for spec in specs.values() if spec.unsafe}
+    assert unsafe == {f"rg/{task}-v0": EXCLUDED[task] for task in TASKS if task in EXCLUDED}
+
+
+def test_an_excluded_task_is_built_only_on_opt_in():
+    with pytest.raises(envgym.UnsafeEnv):
+        envgym.make("rg/syllogism-v0")
+    assert envgym.make("rg/syllogism-v0", size=5, allow_unsafe=True).unwrapped.task_name == "syllogism"
 
 
 # The default run plays a spread of task kinds; the slow run plays every task (about two minutes).
