@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
-from envgym.envs.rg.answers import is_hedge, reference_answer, refuse_before_scoring
+from envgym.envs.rg.answers import extract_answer, is_hedge, reference_answer, refuse_before_scoring
 from envgym.envs.rg.excluded import PARTIAL_CREDIT_BEATEN
 from envgym.envs.rg.scorers import SCORERS
 
@@ -116,8 +116,6 @@ class ReasoningGymEnv(Env):
         return None if reference is None else f"<answer>{reference}</answer>"
 
     def _step(self, action: Action) -> StepResult:
-        from reasoning_gym.utils import extract_answer
-
         answer = extract_answer(action_text(action))
         info: dict[str, Any] = {"answer": answer, "action_valid": answer is not None}
         gold = self._entry.get("answer")

@@ -19,7 +19,7 @@ CONSTANTS = ["0", "1", "-1", "2", "24", "Yes", "No", "True", "False", "A", "None
 NON_FINITE = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e309", "nan+nanj", "(nan, nan)", "[nan]"]
 LOOK_ALIKES = ["٣", "３", "Ⅻ", "𝟘", "O", "l", "1\u200b", "<answer>1</answer>", "<answer><answer>0</answer>"]
 CODE = ["__import__('os').system('true')", "open('/dev/null').read()", "entry['answer']", "self.config"]
-LONG = ["a" * 100_000, "1 " * 50_000]
+LONG = ["a" * 100_000, "1 " * 50_000, "<answer>" * 12_500]
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _WORD = re.compile(r"[^\W\d_]+")

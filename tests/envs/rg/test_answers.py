@@ -1,6 +1,20 @@
 """Task-independent checks on an answer (NaN on number tasks, hedges) and each task's reference answer."""
 
-from envgym.envs.rg.answers import is_hedge, reference_answer, refuse_before_scoring
+import pytest
+
+from envgym.envs.rg.answers import extract_answer, is_hedge, reference_answer, refuse_before_scoring
+
+
+def test_the_answer_is_the_text_of_the_last_answer_tags():
+    assert extract_answer("think <answer>1</answer> then <answer> 2 </answer> done") == "2"
+    assert extract_answer("<answer><answer>0</answer>") == "0"
+    assert extract_answer("<answer>1</answer><answer>2") == "1"
+    assert extract_answer("no tags") is None and extract_answer("</answer><answer>") is None
+
+
+@pytest.mark.timeout(20)  # a hang guard, not a speed target: reasoning-gym's regex takes over 30 s here
+def test_extraction_finishes_on_100_kb_of_unclosed_tags():
+    assert extract_answer("<answer>" * 12_500) is None
 
 
 def test_number_tasks_refuse_nan_infinities_and_overflowing_literals():
