@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 import envgym
 from envgym.agents.policy import Generation, Policy, SamplingParams
 from envgym.agents.tokens import TemplateDeltas, TokenConversation
@@ -108,9 +110,9 @@ def rollout(
         batch = [i for i in indices if limits[i] > 0]
         if not batch:
             break
-        # A fixed seed is advanced each round: reseeding every turn alike would replay the same random draws.
+        # Each turn gets a seed of its own: reseeding every turn alike would replay the same random draws.
         turn_params = sampling.replace(max_new_tokens=max(limits[i] for i in batch),
-                                       seed=None if sampling.seed is None else sampling.seed + rounds)
+                                       seed=derive_seed(sampling.seed, rounds))
         started = time.perf_counter()
         if token_level:
             generations = policy.generate([conversations[i].ids for i in batch], turn_params)
@@ -173,6 +175,16 @@ def rollout(
     stats = {"rounds": rounds, "generation_s": generation_seconds, "env_s": env_seconds,
              "generated_tokens": generated_tokens, "episodes": n}
     return RolloutResult(episodes, trajectories, stats)
+
+
+def derive_seed(seed: int | None, *keys: int) -> int | None:
+    """A seed for ``keys`` (e.g. step, round, turn) under ``seed``, mixed by NumPy's ``SeedSequence`` (None stays
+    None: unseeded). Distinct keys give unrelated seeds, where offsets such as ``seed + turn`` would give turn 1 of
+    one round the seed of turn 0 of the next. Fits in 53 bits, like :func:`~envgym.agents.policy.request_seed`."""
+    if seed is None:
+        return None
+    state = np.random.SeedSequence([seed % 2**64, *(key % 2**64 for key in keys)]).generate_state(1, dtype=np.uint64)[0]
+    return int(state >> np.uint64(11))
 
 
 def _turn_limit(sampling: SamplingParams, conversation: TokenConversation | None,

@@ -86,6 +86,9 @@ class GRPOTrainer:
                              "the trainer then rolls out with a copy of the model), not the model being trained")
         self.policy = policy
         self._engine_version = -1  # how many updates the engine's weights have seen
+        self._next_batch: _Batch | None = None
+        """Asynchronous rollouts: the batch already sampled for the next step (checkpointed, so a resumed run
+        trains on it as the uninterrupted run would)."""
         self._sync_weights()
 
     # --- the loop -----------------------------------------------------------------------------------
@@ -122,16 +125,21 @@ class GRPOTrainer:
     def _async_steps(self, target: int) -> Iterator[dict[str, Any]]:
         """Steps whose update overlaps the next step's rollouts (``config.async_rollouts``). The engine gets new
         weights only between two batches, so every batch after the first is exactly one update old. Nothing is in
-        flight when a step is yielded, so a checkpoint never races the rollout thread."""
+        flight when a step is yielded, so a checkpoint never races the rollout thread; it holds the next step's
+        batch, sampled already (up to ``max_steps``, even when this call stops earlier), so a resumed run trains on
+        the same tasks at the same staleness as the uninterrupted one."""
+        horizon = max(target, self.config.max_steps)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="envgym-rollouts") as pool:
             started = time.perf_counter()
-            batch = self._produce(self.step, self._engine_version)
+            batch, self._next_batch = self._next_batch, None
+            if batch is None or batch.step != self.step:
+                batch = self._produce(self.step, self._engine_version)
             while self.step < target:
                 sync = self._sync_weights() if self._engine_version < self.step else 0.0
-                pending = pool.submit(self._produce, self.step + 1, self._engine_version) if self.step + 1 < target else None
+                pending = pool.submit(self._produce, self.step + 1, self._engine_version) if self.step + 1 < horizon else None
                 metrics = self._train_on(batch, started)
                 waited = time.perf_counter()
-                batch = pending.result() if pending is not None else None
+                batch = self._next_batch = pending.result() if pending is not None else None
                 metrics.update(time_sync_s=sync, time_wait_s=time.perf_counter() - waited)
                 yield self._finish(metrics, started)
                 started = time.perf_counter()
@@ -140,7 +148,7 @@ class GRPOTrainer:
         """The rollouts of ``step`` (0-based), sampled by engine weights that have seen ``version`` updates."""
         started = time.perf_counter()
         groups, rollouts, dropped, rounds = self._collect_groups(step)
-        return _Batch(groups, rollouts, dropped, rounds, version, time.perf_counter() - started)
+        return _Batch(step, groups, rollouts, dropped, rounds, version, time.perf_counter() - started)
 
     def _train_on(self, batch: _Batch, started: float) -> dict[str, Any]:
         lr = self.optimizer.param_groups[0]["lr"]
@@ -232,11 +240,11 @@ class GRPOTrainer:
 
     def _rollout(self, task_indices: list[int], step: int, round_: int = 0) -> list[list[Trajectory]]:
         from envgym.agents.policy import SamplingParams
-        from envgym.agents.rollout import rollout
+        from envgym.agents.rollout import derive_seed, rollout
 
         config, group_size = self.config, self.config.num_generations
         count = len(task_indices) * group_size
-        seed = (config.seed * 1_000_003 + step) * 101 + round_  # sampling depends on (seed, step, round) only
+        seed = derive_seed(config.seed, step, round_)  # sampling depends on (seed, step, round) only; turns mix it on
         sampling = SamplingParams(max_new_tokens=config.max_completion_length, temperature=config.temperature,
                                   top_p=config.top_p, seed=seed)
         if not config.async_rollouts:  # the model itself may generate; asynchronous rollouts never touch it
@@ -400,6 +408,7 @@ class GRPOTrainer:
             "python_rng": random.getstate(),
             "numpy_rng": np.random.get_state(),
             "history": self.history,
+            "next_batch": self._next_batch,
         }
         torch.save(state, path / "trainer_state.pt")
         return path
@@ -428,6 +437,7 @@ class GRPOTrainer:
         np.random.set_state(state["numpy_rng"])
         self.step = state["step"]
         self.history = list(state["history"])
+        self._next_batch = state.get("next_batch")
         self._sync_weights()  # the engine samples from the restored weights
 
     def plot(self) -> Path | None:
@@ -444,9 +454,11 @@ class GRPOTrainer:
 
 @dataclasses.dataclass
 class _Batch:
-    """One step's rollouts: the groups to train on, every group rolled out, dynamic-sampling counts, the
-    number of updates the sampling weights had seen, and the seconds the rollouts took."""
+    """One step's rollouts: the step (0-based) they are for, the groups to train on, every group rolled out,
+    dynamic-sampling counts, the number of updates the sampling weights had seen, and the seconds the rollouts
+    took."""
 
+    step: int
     groups: list[list[Trajectory]]
     rollouts: list[list[Trajectory]]
     dropped: int
@@ -516,6 +528,9 @@ def _reward_metrics(groups: list[list[Trajectory]], rollouts: list[list[Trajecto
                            "episodes": len(episodes), "turns_mean": float(np.mean([len(t.turn_rewards) for t in episodes])),
                            "truncated_fraction": float(np.mean([t.truncated for t in episodes])),
                            "completion_tokens_mean": float(np.mean([t.num_policy_tokens for t in episodes]))}
+    if any("tool_calls" in turn.info for t in episodes for turn in t.episode.turns):  # a tool env: is the tool used?
+        out["tool_calls_mean"] = float(np.mean([sum(turn.info.get("tool_calls", 0) for turn in t.episode.turns)
+                                                for t in episodes]))
     names = sorted({name for t in episodes for turn in t.turn_reward_components for name in turn})
     for name in names:
         out[f"reward/{name}"] = float(np.mean([sum(turn.get(name, 0.0) for turn in t.turn_reward_components)

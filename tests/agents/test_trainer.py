@@ -197,3 +197,49 @@ def test_dr_grpo_constant_is_the_episode_generation_budget_for_multi_turn_episod
 def test_dr_grpo_constant_needs_a_turn_limit_for_multi_turn_episodes():
     with pytest.raises(ValueError, match="max_turns"):
         one_step(loss_type="constant")
+
+
+class SameRewardTwoTurns(Env):
+    """Two turns, reward 0 whatever is said: dynamic sampling drops every group and refills up to its limit."""
+
+    def __init__(self):
+        self.tasks = ListTaskSource([Task(id="flat", messages=[{"role": "user", "content": "Say something."}])])
+
+    def _reset(self, task, options):
+        self.turn = 0
+        return task.prompt(), {}
+
+    def _step(self, action):
+        self.turn += 1
+        return [{"role": "user", "content": "Again."}], 0.0, self.turn >= 2, False, {}
+
+
+def sampling_seeds_of_a_run():
+    """The seed of every generate call of a 2-step run with 2 refill rounds per step and 2 turns per episode,
+    and each request's seed."""
+    from envgym.agents.policy import request_seed
+
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=2, dynamic_sampling=True,
+                        dynamic_sampling_max_rounds=2, max_steps=2, seed=0)
+    trainer = GRPOTrainer(model, tokenizer, SameRewardTwoTurns, config, device="cpu")
+    calls, generate = [], trainer.policy.generate
+
+    def recording(prompts, params):
+        calls.append((params.seed, [request_seed(params.seed, i) for i in range(len(prompts))]))
+        return generate(prompts, params)
+
+    trainer.policy.generate = recording
+    run = trainer.train()
+    assert [m["refill_rounds"] for m in run] == [2, 2]
+    return calls
+
+
+def test_sampling_seeds_never_coincide_across_steps_refill_rounds_and_turns():
+    calls = sampling_seeds_of_a_run()
+    assert len(calls) == 2 * 3 * 2  # steps x rounds x turns
+    turn_seeds = [seed for seed, _ in calls]
+    assert len(set(turn_seeds)) == len(turn_seeds), turn_seeds
+    request_seeds = [seed for _, seeds in calls for seed in seeds]
+    assert len(set(request_seeds)) == len(request_seeds)
+    assert calls == sampling_seeds_of_a_run()  # derived from (seed, step, round, turn), not drawn: reproducible

@@ -84,3 +84,35 @@ def test_a_synchronous_trainer_is_always_on_policy():
     assert [m["staleness"] for m in run] == [0, 0] and "time_wait_s" not in run[0]
 
 
+
+
+def test_a_resumed_run_trains_on_the_tasks_and_staleness_of_the_uninterrupted_run(tmp_path):
+    """Stopped after step 3 (its last checkpoint: step 2) and resumed: steps 3 and 4 play the tasks the
+    uninterrupted run played, one update old, although step 3's batch was sampled before the checkpoint."""
+    def trainer(**overrides):
+        model, tokenizer = tiny()
+        config = GRPOConfig(num_generations=4, num_tasks_per_step=2, max_completion_length=2, learning_rate=3e-3,
+                            max_steps=4, seed=0, async_rollouts=True, save_steps=2)
+        return GRPOTrainer(model, tokenizer, lambda: SayDigit(digits=tuple(range(10))), config, device="cpu", **overrides)
+
+    def play(run, stop_after=None):
+        played = []
+
+        def record(metrics):
+            tasks = [group[0].episode.metadata["task_index"] for group in run.last_rollouts]
+            played.append((metrics["step"], tasks, metrics["staleness"]))
+            if metrics["step"] == stop_after:
+                raise KeyboardInterrupt
+
+        try:
+            run.train(on_step=record)
+        except KeyboardInterrupt:
+            pass
+        return played
+
+    uninterrupted = play(trainer())
+    play(trainer(out_dir=tmp_path), stop_after=3)
+    resumed = trainer()
+    resumed.load_checkpoint(tmp_path / "checkpoints" / "step-2")
+    assert play(resumed) == uninterrupted[2:]
+    assert [staleness for _, _, staleness in uninterrupted] == [0, 1, 1, 1]
