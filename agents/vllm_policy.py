@@ -16,6 +16,8 @@ What envgym sets on top of vLLM's defaults (any of them can be overridden throug
   short prompt and the turns of an episode recompute most of what they share (32 is the smallest size vLLM's
   CPU attention is tuned for). On ``envgym bench rollout`` (SmolLM2-135M, 16 GuessNumber episodes x 4 turns,
   2 CPU cores) that took the loop from 84 to 164 tokens/s.
+- every EOS id of the model's generation config stops a turn, with the tokenizer's (``stop_token_ids``), as
+  ``TransformersPolicy`` does: models such as Llama 3 end turns with a token other than the tokenizer's EOS.
 - one ``vllm.SamplingParams`` per request, each with its own seed (:func:`~envgym.agents.policy.request_seed`):
   vLLM seeds each request on its own, so one seed for all would make the samples of a task identical.
   Explicit parameters also keep the model's ``generation_config`` sampling defaults out (vLLM applies those
@@ -56,19 +58,21 @@ class VLLMPolicy(LocalTokenPolicy):
         # here (no pickling to a worker); an explicit setting of the variable wins.
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self.name = name or model
-        options = engine_options(checkpoint_folder(resolve_model(model)), **engine_kwargs)
+        path = checkpoint_folder(resolve_model(model))
+        options = engine_options(path, **engine_kwargs)
         self.settings = {"engine": "vllm", "model": self.name,
                          **{k: options[k] for k in SAMPLE_SHAPING_OPTIONS if k in options}}
         """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
         self.llm = vllm.LLM(**options)
         self.tokenizer = self.llm.get_tokenizer()
-        self.eos_ids = [self.tokenizer.eos_token_id]
+        self.eos_ids = turn_end_ids(path, self.tokenizer)
         self._vllm = vllm
 
     def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Generation]:
         from vllm.inputs import TokensPrompt
 
-        sampling = [self._vllm.SamplingParams(**options) for options in request_sampling(params, len(prompts))]
+        sampling = [self._vllm.SamplingParams(**options)
+                    for options in request_sampling(params, len(prompts), stop_token_ids=self.eos_ids)]
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False)
         results = []
         for output in outputs:
@@ -116,9 +120,26 @@ def engine_options(model_path: str, **engine_kwargs: Any) -> dict[str, Any]:
     return {**defaults, **engine_kwargs, "model": model_path}
 
 
-def request_sampling(params: SamplingParams, count: int) -> list[dict[str, Any]]:
+def turn_end_ids(model_path: str, tokenizer: Any) -> list[int]:
+    """Every token that ends an assistant turn: the EOS ids of the model's generation config, then the
+    tokenizer's (what ``TransformersPolicy`` stops on)."""
+    from transformers import GenerationConfig
+
+    try:
+        ids = GenerationConfig.from_pretrained(model_path).eos_token_id
+    except OSError:  # no generation_config.json: the tokenizer's EOS alone
+        ids = None
+    ids = [ids] if isinstance(ids, int) else list(ids or [])
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
+        ids.append(tokenizer.eos_token_id)
+    return ids
+
+
+def request_sampling(params: SamplingParams, count: int, stop_token_ids: list[int] | None = None) -> list[dict[str, Any]]:
     """The keyword arguments of ``vllm.SamplingParams`` for each of ``count`` requests: the same settings,
-    each request's own seed, the stop sequence kept (the tokens were sampled), the sampled token's logprob."""
+    each request's own seed, the stop sequence kept (the tokens were sampled), the tokens that end a turn
+    (``stop_token_ids``), the sampled token's logprob."""
     shared = dict(max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
-                  stop=list(params.stop) or None, include_stop_str_in_output=True, logprobs=0)
+                  stop=list(params.stop) or None, include_stop_str_in_output=True, logprobs=0,
+                  stop_token_ids=list(stop_token_ids or []))
     return [{**shared, "seed": request_seed(params.seed, index)} for index in range(count)]

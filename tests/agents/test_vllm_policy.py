@@ -39,9 +39,28 @@ def test_each_request_of_a_batch_gets_its_own_seed_and_the_same_settings():
     assert len({r.pop("seed") for r in requests}) == 4
     assert all(r == requests[0] for r in requests)
     assert requests[0] == {"max_tokens": 8, "temperature": 0.7, "top_p": 0.9, "stop": ["</a>"],
-                           "include_stop_str_in_output": True, "logprobs": 0}
+                           "include_stop_str_in_output": True, "logprobs": 0, "stop_token_ids": []}
     seeds = [r["seed"] for r in request_sampling(SamplingParams(seed=3), 4)]
     assert seeds == [r["seed"] for r in request_sampling(SamplingParams(seed=3), 4)]  # derived, not drawn
+
+
+def test_every_request_stops_on_the_tokens_that_end_a_turn():
+    requests = request_sampling(SamplingParams(), 2, stop_token_ids=[2, 7])
+    assert [r["stop_token_ids"] for r in requests] == [[2, 7], [2, 7]]
+
+
+def test_the_turn_ends_are_the_generation_configs_eos_ids_then_the_tokenizers(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    from envgym.agents.vllm_policy import turn_end_ids
+
+    class Tokenizer:
+        eos_token_id = 2
+
+    assert turn_end_ids(str(tmp_path), Tokenizer()) == [2]  # no generation_config.json
+    transformers.GenerationConfig(eos_token_id=[5, 2]).save_pretrained(tmp_path)
+    assert turn_end_ids(str(tmp_path), Tokenizer()) == [5, 2]
+    transformers.GenerationConfig(eos_token_id=5).save_pretrained(tmp_path)
+    assert turn_end_ids(str(tmp_path), Tokenizer()) == [5, 2]
 
 
 def test_an_unseeded_batch_stays_unseeded():
@@ -166,3 +185,36 @@ def test_envgym_train_rolls_out_with_vllm_when_it_is_installed(tmp_path):
     assert "rollout engine: vllm" in result.output
     [metrics] = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert metrics["episodes"] == 2 * 4  # G=2 x the default 4 tasks per step
+
+
+@pytest.mark.vllm
+def test_vllm_stops_on_an_extra_eos_id_of_the_generation_config_as_transformers_does(tmp_path):
+    """A tiny model whose generation config adds, as a second EOS id, the first token greedy decoding says: both
+    engines stop right after it, call it a stop, and leave it out of the turn's text."""
+    pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
+    import shutil
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+    from envgym.agents.policy import render_prompt
+    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.vllm_policy import VLLMPolicy
+    from helpers.tiny_models import tiny_model_path
+
+    path = tmp_path / "model"
+    shutil.copytree(tiny_model_path(), path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    prompt = render_prompt(tokenizer, [{"role": "user", "content": "Say a number."}])
+    greedy = SamplingParams(max_new_tokens=8, temperature=0)
+    plain = TransformersPolicy(AutoModelForCausalLM.from_pretrained(path), tokenizer, device="cpu")
+    first = plain.generate([prompt], greedy)[0].token_ids[0]
+    assert first != tokenizer.eos_token_id
+    GenerationConfig(eos_token_id=[tokenizer.eos_token_id, first]).save_pretrained(path)
+
+    transformers_engine = TransformersPolicy(AutoModelForCausalLM.from_pretrained(path), tokenizer, device="cpu")
+    vllm_engine = VLLMPolicy(str(path), dtype="float32", enforce_eager=True)
+    for engine in (transformers_engine, vllm_engine):
+        assert first in engine.eos_ids
+        generation = engine.generate([prompt], greedy)[0]
+        assert (generation.token_ids, generation.finish_reason) == ([first], "stop")
+        assert engine.turn_text(generation.token_ids) == ""
