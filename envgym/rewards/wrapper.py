@@ -57,7 +57,8 @@ def _shaping_wrapper(env: Env, component: RewardComponent) -> Env:
 
 
 class SelectEnvComponents(Wrapper):
-    """Keeps the env components a spec names, under their spec names (unweighted: an env's components are raw).
+    """Keeps the env components a spec names, under their spec names, unweighted (a component the env reports
+    with a weight in ``info["reward_weights"]`` is divided by it, as GDPO does).
 
     An env may report a component on some turns only (a tool env's ``correct`` on the answering turn): a turn
     without it counts 0. A component the env never reports in a whole episode is a misconfigured spec, reported
@@ -79,13 +80,19 @@ class SelectEnvComponents(Wrapper):
         reported = dict(reported) if reported is not None else {"env": float(reward)}
         info["env_reward_components"] = reported
         self._seen.update(reported)
-        info["reward_components"] = {name: float(reported.get(env_name, 0.0)) for name, env_name in self.wanted.items()}
-        info.pop("reward_weights", None)  # weights of the env's own shaping do not apply to the spec's components
+        # Unweighted: a value the env (or a wrapper inside it) weighted is divided back; the spec's weight replaces it.
+        env_weights = info.pop("reward_weights", None) or {}
+        info["reward_components"] = {name: _unweighted(reported.get(env_name, 0.0), env_weights.get(env_name, 1.0))
+                                     for name, env_name in self.wanted.items()}
         missing = sorted(env_name for env_name in self.wanted.values() if env_name not in self._seen)
         if (terminated or truncated) and missing and "error" not in info:
             info["error"] = (f"the reward spec names env components {missing}, which this env never reported in the "
                              f"episode; it reported {sorted(self._seen)}")
         return messages, reward_total(info["reward_components"]), terminated, truncated, info
+
+
+def _unweighted(value: float, weight: float) -> float:
+    return float(value) / float(weight) if weight else 0.0
 
 
 class ToolCostReward(RewardComponentWrapper):

@@ -151,3 +151,20 @@ def test_make_refuses_a_bad_spec_before_building_the_env():
     with pytest.raises(ValueError, match=r"reward.components\[0\].weight must be a number"):
         envgym.make("math/Arithmetic-v0", reward={"components": [{"name": "c", "source": "env", "weight": "x"}]})
 
+
+
+class _WeightedTurns(Env):
+    """Reports a component it weighted itself (0.25 x a raw value of 1)."""
+
+    def _reset(self, task, options):
+        return [], {}
+
+    def _step(self, action):
+        return [], 0.25, True, False, {"reward_components": {"style": 0.25}, "reward_weights": {"style": 0.25}}
+
+
+def test_an_env_component_the_env_weighted_is_unweighted_before_the_specs_weight():
+    env = apply_reward(_WeightedTurns(), {"components": [{"name": "style", "source": "env", "weight": 2.0}]})
+    env.reset()
+    _, reward, _, _, info = env.step("x")
+    assert info["reward_raw_components"] == {"style": 1.0} and reward == 2.0
