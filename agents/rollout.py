@@ -28,7 +28,8 @@ import numpy as np
 
 import envgym
 from envgym.agents.policy import Generation, Policy, SamplingParams
-from envgym.agents.tokens import TemplateDeltas, TokenConversation
+from envgym.agents.templates import template_deltas
+from envgym.agents.tokens import TokenConversation
 from envgym.agents.trajectory import Trajectory
 from envgym.core import Message
 
@@ -80,7 +81,7 @@ def rollout(
     env_seconds = time.perf_counter() - started
 
     token_level = getattr(policy, "tokenizer", None) is not None
-    deltas = TemplateDeltas(policy.tokenizer) if token_level else None
+    deltas = template_deltas(policy.tokenizer) if token_level else None  # checks the template once, logs a verdict
     episodes, conversations, histories, tools = [], [], [], []
     for i in range(n):
         info = infos[i]

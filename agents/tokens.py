@@ -2,20 +2,22 @@
 
 The chat template is applied once to the prompt. After that, the policy's sampled tokens are appended
 as they are, and each env answer is appended as the *delta* the template adds for those messages. The
-delta is computed on a fixed placeholder conversation, never on the real history:
+delta is computed on a fixed placeholder conversation that ends with a finished assistant turn, never on
+the real history:
 
-    delta(new) = render(PLACEHOLDER + new, generation prompt) - render(PLACEHOLDER)
+    delta(new) = the text of render(PLACEHOLDER + new, generation prompt) after the placeholder's assistant
+                 turn and the text that closes it
 
-and the prefix property (``render(PLACEHOLDER)`` is a prefix of the longer rendering) is asserted. Because
-the real history is never re-rendered, templates that rewrite earlier turns (Qwen3 and DeepSeek-R1 strip
-earlier ``<think>`` blocks) cannot change tokens the model already conditioned on: the trajectory is
-exactly the sequence the model saw.
+Because the real history is never re-rendered, templates that rewrite earlier turns cannot change tokens the
+model already conditioned on: Qwen3 and DeepSeek-R1 strip earlier ``<think>`` blocks, DeepSeek-R1's
+generation prompt opens a ``<think>`` that a finished turn drops, Mistral v3 moves the system prompt and tool
+list to the latest user turn. The trajectory is exactly the sequence the model saw (``envgym check-template``
+says whether re-rendering would give the same; :mod:`envgym.agents.templates`).
 
-Supported templates: those that render a message independently of the messages after it, except for
-stripping earlier reasoning (ChatML: Qwen2/2.5/3, SmolLM2, the test models; Llama 3; Mistral-style
-templates with per-message markers). Templates that insert text between the generation prompt and the
-assistant content of a finished turn (Qwen3 with ``enable_thinking=False`` adds an empty think block) are
-detected and rejected with an explanation.
+Rejected with an explanation: templates that drop or repeat an assistant turn's content, that close a turn
+differently once messages follow it, or whose env messages bring earlier placeholder messages with them
+even without a system message (a system prompt repeated at every user turn is left out of the deltas: it
+stays where the model first saw it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ from envgym.agents.policy import Generation, encode, render_prompt
 from envgym.core import Message
 
 _MARK = "\u2063ENVGYM_ASSISTANT_TURN\u2063"
-_PLACEHOLDER: list[Message] = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+_SYSTEM = "\u2063ENVGYM_SYSTEM\u2063"
+_USER = "\u2063ENVGYM_USER\u2063"
+# Tried in order; the second serves templates that move the system prompt to the latest user turn (Mistral v3).
+_PLACEHOLDERS: tuple[list[Message], ...] = (
+    [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": _USER}],
+    [{"role": "user", "content": _USER}],
+)
+_PROBE: list[Message] = [{"role": "user", "content": "probe"}]
 
 
 class TemplateError(ValueError):
@@ -39,28 +48,44 @@ class TemplateDeltas:
 
     def __init__(self, tokenizer: Any):
         self.tokenizer = tokenizer
-        render = functools.partial(tokenizer.apply_chat_template, tokenize=False)
-        with_prompt = render(_PLACEHOLDER, add_generation_prompt=True)
-        self._finished = _PLACEHOLDER + [{"role": "assistant", "content": _MARK}]
-        finished = render(self._finished)
-        if not finished.startswith(with_prompt) or finished[len(with_prompt):].find(_MARK) != 0:
+        errors = []
+        for placeholder in _PLACEHOLDERS:
+            try:
+                self._use(placeholder)
+                return
+            except TemplateError as error:
+                errors.append(str(error))
+            except Exception as error:  # noqa: BLE001 - a template may refuse a role (raise_exception, jinja errors)
+                errors.append(f"the template cannot render {[m['role'] for m in placeholder]} ({type(error).__name__}: {error})")
+        raise TemplateError("; ".join(dict.fromkeys(errors)))
+
+    def _use(self, placeholder: list[Message]) -> None:
+        self._finished = placeholder + [{"role": "assistant", "content": _MARK}]
+        self._messages_text.cache_clear()
+        finished = self.tokenizer.apply_chat_template(self._finished, tokenize=False)
+        if finished.count(_MARK) != 1:
             raise TemplateError(
-                "this chat template renders a finished assistant turn differently from the generation prompt "
-                f"followed by the sampled text (generation prompt ends {with_prompt[-40:]!r}; finished turn "
-                f"{finished[len(with_prompt) - 40:][:120]!r}), so the sampled tokens cannot be kept as they are")
-        self._finished_text = finished
-        self.turn_close = finished[len(with_prompt) + len(_MARK):]
+                f"this chat template renders an assistant turn's content {finished.count(_MARK)} times (rendered "
+                f"{finished[-160:]!r}), so the sampled tokens cannot be kept as they are")
+        self.turn_close = finished[finished.index(_MARK) + len(_MARK):]
         """Template text that closes an assistant turn (e.g. ``<|im_end|>\\n``)."""
+        self.messages_text(_PROBE)
 
     @functools.lru_cache(maxsize=256)
     def _messages_text(self, key: tuple) -> str:
         messages = [dict(items) for items in key]
         longer = self.tokenizer.apply_chat_template(self._finished + messages, tokenize=False, add_generation_prompt=True)
-        if not longer.startswith(self._finished_text):
+        after = longer[longer.find(_MARK) + len(_MARK):] if longer.count(_MARK) == 1 else None
+        if after is None or not after.startswith(self.turn_close):
             raise TemplateError(
-                f"prefix property violated: rendering env messages {messages!r} after a finished turn changes the "
-                "text before them, so they cannot be appended as tokens")
-        return longer[len(self._finished_text):]
+                f"rendering env messages {messages!r} after a finished turn changes how that turn is closed (expected "
+                f"{self.turn_close!r} after it), so they cannot be appended as tokens")
+        delta = after[len(self.turn_close):]
+        if any(text in delta for text in (_SYSTEM, _USER, _MARK)):
+            raise TemplateError(
+                f"rendering env messages {messages!r} repeats earlier messages after the last turn ({delta[:120]!r}), "
+                "so they cannot be appended as tokens")
+        return delta
 
     def messages_text(self, messages: list[Message]) -> str:
         """Template text of env messages appended after a finished turn, with the next generation prompt."""

@@ -40,6 +40,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("bench", "rollout", "envgym.agents.bench:bench_rollout"),
     ("bench", "learn", "envgym.agents.learn_bench:bench_learn"),
     ("app", "audit", "envgym.audit.cli:audit_command"),
+    ("app", "check-template", "envgym.agents.templates:check_template_command"),
 ]
 _GROUPS = {"app": app, "bench": bench_app, "serve": serve_app, "sandbox": sandbox_app}
 

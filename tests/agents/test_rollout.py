@@ -165,10 +165,10 @@ def test_a_turn_stopped_by_a_stop_sequence_is_closed_with_template_tokens(tokeni
     assert conversation.loss_mask == [1] * len(tokens) + [0] * len(closing)
 
 
-def test_templates_that_rewrite_a_finished_turn_are_rejected_with_a_reason(tokenizer):
+def test_templates_that_drop_a_finished_turns_content_are_rejected_with_a_reason(tokenizer):
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
     tokenizer.chat_template = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.role == 'assistant' %}"
-                               "<think></think>{% endif %}{{ m.content }}<|im_end|>\n{% endfor %}"
+                               "(hidden){% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
                                "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
     with pytest.raises(TemplateError, match="cannot be kept as they are"):
         TemplateDeltas(tokenizer)
