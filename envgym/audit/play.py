@@ -28,11 +28,9 @@ class Play:
     reward: float = 0.0
     correct: bool | None = None
     steps: int = 0
-    ended: bool = False
     terminated: bool = False
     all_valid: bool = True
     max_step_s: float = 0.0
-    step_s: float = 0.0
     slow_steps: int = 0
     crash: str | None = None
     error: str | None = None
@@ -96,14 +94,13 @@ def play(env: Any, slot: dict[str, Any], strategy: str, act: Callable[[list[Mess
                 result.code_executed = True
                 Path(marker).unlink(missing_ok=True)  # so the next task's play starts clean
         result.steps += 1
-        result.step_s += seconds
         result.max_step_s = max(result.max_step_s, seconds)
         result.slow_steps += seconds > slow_s
         result.reward += float(reward)
         _read_info(result, info)
         history += [{"role": "assistant", "content": action_text(action)}, *messages]
         if terminated or truncated:
-            result.ended, result.terminated = True, bool(terminated)
+            result.terminated = bool(terminated)
             break
     return result
 

@@ -264,18 +264,34 @@ def _many(base: str, items: list[str], form: Format, companions: bool = False) -
 
 
 def _reference_hedges(gold: str, wrong: str | None, form: Format) -> list[Strategy]:
-    """The gold answer with a wrong one beside it, or dressed up: an env must not accept a hedge or a false claim."""
-    wrong = wrong if wrong is not None and wrong.strip() != gold.strip() else ("1" if gold.strip() == "0" else "0")
-    hedges = {
-        "or": f"{gold} or {wrong}",
-        "either": f"either {wrong} or {gold}",
-        "list": f"{wrong}, {gold}",
-        "false-equation": f"{wrong} = {gold}",
-        "text-or-more": f"{gold} \\text{{ or more}}",
-        "text-not": f"{gold} \\text{{ is not the answer}}",
-    }
+    """The gold answer with a wrong one beside it, or weakened by words: an env must accept neither.
+
+    The wrong answer must be a real rival of the gold one: the env's declared wrong answer, else the gold number
+    plus one. A text gold without a declared wrong answer gets no hedges (``0`` beside a list of moves is junk a
+    lenient parser may skip, not a second answer)."""
+    number = _number(gold)
+    if wrong is None or wrong.strip() == gold.strip():
+        wrong = None if number is None else _format_number(number + 1)
+    if wrong is None:
+        return []
+    hedges = {"or": f"{gold} or {wrong}", "either": f"either {wrong} or {gold}", "list": f"{wrong}, {gold}",
+              "false-equation": f"{wrong} = {gold}"}
+    if number is not None:
+        hedges.update({"text-or-more": f"{gold} \\text{{ or more}}", "text-not": f"{gold} \\text{{ is not the answer}}"})
     return [Strategy(_name(f"gold-hedge:{name}", form), ATTACK, _constant(form.wrap(answer)), answer)
             for name, answer in hedges.items()]
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value == value and abs(value) < 1e15 else None  # not NaN, not beyond exact floats
+
+
+def _format_number(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
 
 
 def _malformed(form: Format, text: str) -> list[Strategy]:

@@ -53,10 +53,17 @@ def test_code_shaped_answers_each_name_their_own_marker_file():
     assert all(s.marker in s.act([]) for s in code)
 
 
-def test_gold_hedges_pair_the_reference_with_a_wrong_answer():
+def test_gold_hedges_pair_the_reference_with_a_rival_answer():
     battery = by_name(build_strategies(ARITHMETIC, marker_prefix="/tmp/m", reference_answer="64"))
-    assert battery["gold-hedge:false-equation@boxed"].act([]) == "\\boxed{0 = 64}"
+    assert battery["gold-hedge:false-equation@boxed"].act([]) == "\\boxed{65 = 64}"
     assert battery["gold-hedge:or@boxed"].kind == ATTACK
+    declared = by_name(build_strategies(GAME, marker_prefix="/tmp/m", reference_answer="3", wrong_answer="4"))
+    assert declared["gold-hedge:either@pull"].act([]) == "<pull>either 4 or 3</pull>"
+
+
+def test_a_text_gold_without_a_declared_wrong_answer_gets_no_hedges():
+    battery = build_strategies(GAME, marker_prefix="/tmp/m", reference_answer="B-1 D+2")
+    assert not [s for s in battery if s.name.startswith("gold-hedge")]
 
 
 @pytest.mark.parametrize("thorough", [False, True])

@@ -12,7 +12,7 @@ def strategy(name, kind=ATTACK, answer=None, like=()):
 
 
 def plays(name, rewards, correct=(None, None), all_valid=True):
-    return {slot: Play(name, slot, reward=r, correct=c, steps=1, ended=True, terminated=True, all_valid=all_valid)
+    return {slot: Play(name, slot, reward=r, correct=c, steps=1, terminated=True, all_valid=all_valid)
             for slot, (r, c) in enumerate(zip(rewards, correct))}
 
 
