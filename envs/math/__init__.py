@@ -23,4 +23,10 @@ def register_envs() -> None:
         max_turns=1,
         description="Math problems from JSONL/Parquet/HF datasets (path=... or hf=...; presets gsm8k, math).",
     )
+    register(
+        "math/Calculator-v0",
+        "envgym.envs.math.calculator:Calculator",
+        max_turns=4,
+        description="Multi-digit arithmetic with a calculator tool (<calc>expression</calc>); answer in \\boxed{}.",
+    )
     register("math/PythonTool-v0", "envgym.envs.math.python_tool:PythonTool", max_turns=8, description="Computation-heavy math with a sandboxed Python tool (<python>code</python>); answer in \\boxed{}.")
