@@ -3,7 +3,10 @@ each distinct prompt once and its completions beside it. :func:`predictors` runs
 to the completions that continue them and runs the completions on top: the same function as running every
 full sequence (same logprobs, same gradients; tested), but the prompt tokens go through the model once per
 group instead of G times. Prompts are most of the tokens of a short-answer step (a few-shot prompt of 150
-tokens, answers of 16), so this is most of the update's compute on a CPU.
+tokens, answers of 16), so this is most of the update's compute on a CPU. The equality holds for a deterministic
+forward: in train mode with dropout (LoRA dropout), a prompt's G rows share the one dropout mask its single pass
+drew, where separate sequences would draw one each (each row's marginal is the same, the rows are correlated);
+the trainer therefore takes π_old in eval mode when the model has dropout.
 
 Layout of one micro-batch with K distinct prompts and B rows: ``prefix_ids`` (K, P) right-padded prompts;
 ``prefix_index`` (B,) the prompt of each row; ``input_ids`` (B, C) right-padded completions; an attention

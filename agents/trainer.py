@@ -287,6 +287,7 @@ class GRPOTrainer:
         num_sequences = sum(1 for _, mask, _ in rows if any(mask))
         batches = micro_batches(rows, config.max_tokens_per_microbatch)
         self.model.train()
+        dropout = _has_dropout(self.model)
         totals: dict[str, float] = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, "kl": 0.0, "ratio": 0.0, "entropy": 0.0,
                                    "rollout_gap": 0.0}
         old_logprobs: list[torch.Tensor] = []
@@ -298,9 +299,9 @@ class GRPOTrainer:
                 tensors = pad_batch(batch, self.device)
                 logprobs, logits = self._logprobs(self.model, tensors)
                 if iteration == 0:
-                    old_logprobs.append(logprobs.detach())
+                    old_logprobs.append(self._eval_logprobs(tensors) if dropout else logprobs.detach())
                     ref_logprobs.append(self._reference_logprobs(tensors) if config.beta > 0 else None)
-                    gap = (logprobs.detach() - tensors["rollout_logprobs"]).abs() * tensors["mask"]
+                    gap = (old_logprobs[b] - tensors["rollout_logprobs"]).abs() * tensors["mask"]
                     totals["rollout_gap"] += float(gap.sum())
                     gap_max = max(gap_max, float(gap.max()))
                     if config.logging_entropy:
@@ -354,6 +355,18 @@ class GRPOTrainer:
         logprobs = torch.zeros(tensors["mask"].shape, dtype=selected.dtype, device=selected.device)
         logprobs = logprobs.index_put((rows, cols), selected)
         return logprobs, logits
+
+    def _eval_logprobs(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
+        """π_old for a model with dropout (LoRA dropout): logprobs in eval mode, those of the policy that sampled.
+        In train mode every forward draws new dropout masks (shared by a prompt's G rows, agents/batching.py), so
+        the update's own first-pass logprobs are not π_old: the ratio then starts away from 1 by dropout's
+        noise, as in PPO with dropout, and the rollout gap measures the engine, not the noise."""
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                return self._logprobs(self.model, tensors)[0]
+        finally:
+            self.model.train()
 
     def _reference_logprobs(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         model = self.reference if self.reference is not None else self.model
@@ -474,6 +487,11 @@ def _twin(model: Any) -> Any:
 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     return AutoModelForCausalLM.from_config(base.config, dtype=base.dtype)
+
+
+def _has_dropout(model: Any) -> bool:
+    """Whether a train-mode forward of ``model`` is random: a dropout layer with p > 0 (LoRA dropout among them)."""
+    return any(isinstance(module, torch.nn.Dropout) and module.p > 0 for module in model.modules())
 
 
 def _seed_everything(seed: int) -> None:

@@ -243,3 +243,20 @@ def test_sampling_seeds_never_coincide_across_steps_refill_rounds_and_turns():
     request_seeds = [seed for _, seeds in calls for seed in seeds]
     assert len(set(request_seeds)) == len(request_seeds)
     assert calls == sampling_seeds_of_a_run()  # derived from (seed, step, round, turn), not drawn: reproducible
+
+
+def test_with_lora_dropout_old_logprobs_are_those_of_the_policy_that_sampled():
+    """A train-mode forward with dropout is random: π_old comes from eval mode, so the gap to the rollout's
+    logprobs is numerical noise, not dropout's."""
+    import torch
+
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=4, num_tasks_per_step=1, max_completion_length=6, lora_r=4, lora_dropout=0.5,
+                        max_steps=1, seed=3)
+    trainer = GRPOTrainer(model, tokenizer, DigitEachTurn, config, device="cpu")
+    with torch.no_grad():  # adapters that change the output (peft starts B at zero, where dropout changes nothing)
+        for name, parameter in trainer.model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(0.0, 0.5)
+    (metrics,) = trainer.train()
+    assert metrics["policy_tokens"] > 0 and metrics["rollout_logprob_gap_max"] < 1e-3

@@ -48,7 +48,7 @@ def test_the_next_steps_rollouts_run_while_this_step_updates(monkeypatch):
 
 
 def test_one_update_old_batches_show_a_rollout_gap_that_the_importance_weights_see():
-    trainer = async_trainer()
+    trainer = async_trainer(seed=3)  # a seed whose first step has reward contrast (the untrained model rarely says 7)
     assert trainer.config.importance_sampling_correction  # turned on by async_rollouts
     assert trainer.policy.model is not trainer.model  # the rollouts' own copy
     run = trainer.train()
