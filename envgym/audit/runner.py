@@ -97,6 +97,8 @@ def audit_env(env_id: str, settings: AuditSettings | None = None, *, env: Any = 
             return report
     try:
         _Audit(env_id, env, settings, report, on_call).run()
+    except Exception as error:  # reset, reference_action or wrong_action failed outside a policy's play
+        report.findings.append(Finding(env_id, verdicts.CRASH, "setup", [], f"{type(error).__name__}: {error}"[:500]))
     finally:
         report.seconds = time.perf_counter() - start
     try:
@@ -138,9 +140,9 @@ class _Audit:
         for slot in self.slots:
             messages, _ = reset(env, slot, self.on_call)
             starts[slot["index"]] = observed(messages)
+            wrong_declared = wrong_declared or env.wrong_action() is not None
             if env.reference_action() is not None:
                 reference[slot["index"]] = self._play(slot, "reference", lambda history: env.reference_action())
-            wrong_declared = wrong_declared or env.wrong_action() is not None
             baseline[slot["index"]] = self._play(slot, "baseline", self._wrong_or_non_answer)
         report.reference = "none" if not reference else "declared" if len(reference) == len(self.slots) else "partial"
         report.baseline = "wrong_action" if wrong_declared else "non-answer"

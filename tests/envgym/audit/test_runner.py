@@ -160,3 +160,13 @@ def test_a_constant_that_is_the_gold_answer_is_not_counted_against_the_env():
 
     report = audit_env("toy/Zero-v0", SETTINGS, env=AnswerIsZero())
     assert report.findings == [], [f.to_dict() for f in report.findings]
+
+
+def test_an_env_whose_reset_fails_is_a_crash_not_an_exception_out_of_the_audit():
+    class CannotReset(AddTwoNumbers):
+        def _reset(self, task, options):
+            raise RuntimeError("dataset missing")
+
+    report = audit_env("toy/NoReset-v0", SETTINGS, env=CannotReset())
+    assert [(f.kind, f.strategy) for f in report.findings] == [("crash", "setup")]
+    assert "dataset missing" in report.findings[0].evidence
