@@ -11,6 +11,8 @@ from typing import Any
 
 import typer
 
+from envgym.agents.cli_output import DEBUG_HELP, VERBOSE_HELP, StepProgress, one_line_errors, quiet_libraries
+
 eval_app = typer.Typer(help="Evaluate a model: pass@k, maj@k, rewards, turns, tokens; reports with plots.")
 
 
@@ -18,7 +20,8 @@ eval_app = typer.Typer(help="Evaluate a model: pass@k, maj@k, rewards, turns, to
 def eval_command(
     ctx: typer.Context,
     env: str = typer.Option(None, "--env", help="Env id(s), comma-separated, e.g. games/GuessNumber-v0."),
-    suite: Path = typer.Option(None, "--suite", help="A YAML suite file (see suites/default.yaml)."),
+    suite: str = typer.Option(None, "--suite", help="A YAML suite file (see suites/default.yaml) or the name of an "
+                              "installed suite (default)."),
     model: str = typer.Option(None, "--model", help="Local path, HF id, or the default SmolLM2-135M-Instruct; "
                               "with --base-url, the served model's name."),
     base_url: str = typer.Option(None, "--base-url", help="Evaluate through an OpenAI-compatible server instead."),
@@ -45,43 +48,65 @@ def eval_command(
     resume: bool = typer.Option(True, help="Reuse finished tasks found in OUT/samples.jsonl (only when made with "
                                 "the same model, settings and seed); --no-resume discards them."),
     device: str = typer.Option(None, help="torch device for the transformers backend."),
+    env_kwargs: str = typer.Option(None, "--env-kwargs", help='JSON object of env arguments for every env, e.g. '
+                                   '\'{"difficulty": 1}\' (merged into each suite entry\'s kwargs).'),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
     """Evaluate a model on envs or a suite; writes OUT/results.json, samples.jsonl, report.md and report.html."""
     if ctx.invoked_subcommand is not None:
         return
+    with one_line_errors(debug):
+        quiet_libraries(verbose)
+        _evaluate(env=env, suite=suite, model=model, base_url=base_url, endpoint=endpoint, tokenizer=tokenizer,
+                  backend=backend, dtype=dtype, enforce_eager=enforce_eager, max_model_len=max_model_len, n=n,
+                  n_tasks=n_tasks, k=k, max_new_tokens=max_new_tokens, temperature=temperature, max_turns=max_turns,
+                  reward=reward, batch_size=batch_size, seed=seed, out=out, resume=resume, device=device,
+                  env_kwargs=env_kwargs)
+
+
+def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url: str | None, endpoint: str,
+              tokenizer: str | None, backend: str | None, dtype: str | None, enforce_eager: bool,
+              max_model_len: int | None, n: int | None, n_tasks: int | None, k: str | None,
+              max_new_tokens: int | None, temperature: float | None, max_turns: int | None, reward: Path | None,
+              batch_size: int, seed: int, out: Path, resume: bool, device: str | None, env_kwargs: str | None) -> None:
+    """``envgym eval`` itself: every input checked (one line each) before the model loads."""
     from rich.console import Console
-    from rich.markup import escape  # messages hold brackets ("envgym[vllm]", stop lists) that are not markup
+
+    import envgym
+    from envgym.agents.preflight import BadInput, check_env_kwargs, check_model_name, message_of
 
     console = Console(width=max(Console().width, 190))  # the metrics table is wide; never squeeze it
     overrides = {key: value for key, value in dict(n=n, n_tasks=n_tasks, max_new_tokens=max_new_tokens,
                                                     temperature=temperature, max_turns=max_turns).items() if value is not None}
     if k is not None:
         overrides["k"] = _ks(k)
-    import envgym
-
     try:
         if reward is not None:
             overrides["reward"] = _reward_section(reward)
         configs, settings = _configs(env, suite, overrides)
-    except (ValueError, FileNotFoundError, envgym.UnknownEnv) as error:
-        console.print(f"[red]{escape(str(error))}[/red]")
-        raise typer.Exit(2) from None
+    except (ValueError, FileNotFoundError, envgym.UnknownEnv) as error:  # ids (with "did you mean"), suite entries
+        raise BadInput(message_of(error)) from None
+    extra = _json_object(env_kwargs) if env_kwargs else {}
+    for config in configs:
+        config.kwargs = {**config.kwargs, **extra}
+        check_env_kwargs(config.id, config.kwargs, where="--env-kwargs" if extra else f"{suite or '--env'}: kwargs")
     model = model or settings.get("model") or "HuggingFaceTB/SmolLM2-135M-Instruct"
-    console.print(f"[bold]envgym eval[/bold]: {model} on {len(configs)} env(s) -> {out}")
+    if base_url is None:  # a served model's name is the server's business
+        check_model_name(model)
+    console.print(f"[bold]envgym eval[/bold]: {model} on {len(configs)} env(s) -> {out}", soft_wrap=True)
     from envgym.agents.eval_resume import ResumeMismatch
 
     try:
         policy = make_policy(model, base_url=base_url, backend=backend, device=device, endpoint=endpoint,
                              tokenizer=tokenizer, dtype=dtype, enforce_eager=enforce_eager, max_model_len=max_model_len)
     except ImportError as error:  # an optional engine that is not installed: say which extra brings it
-        console.print(f"[red]{escape(str(error))}[/red]")
-        raise typer.Exit(2) from None
+        raise BadInput(str(error)) from None
     try:
         results = evaluate_with_progress(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume,
                                          model=model, console=console)
     except ResumeMismatch as error:
-        console.print(f"[red]{escape(str(error))}[/red]")
-        raise typer.Exit(2) from None
+        raise BadInput(str(error)) from None
 
     from envgym.agents.report import table_rows, write_reports
 
@@ -175,7 +200,19 @@ def _reward_section(path: Path) -> dict[str, Any]:
     return data["reward"] if isinstance(data, dict) and "reward" in data else data
 
 
-def _configs(env: str | None, suite: Path | None, overrides: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+def _json_object(text: str) -> dict[str, Any]:
+    from envgym.agents.preflight import BadInput
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})") from None
+    if not isinstance(value, dict):
+        raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}', got {text}")
+    return value
+
+
+def _configs(env: str | None, suite: str | None, overrides: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     from envgym.agents.evaluate import build_env_eval, load_suite
 
     if (env is None) == (suite is None):
@@ -187,10 +224,22 @@ def _configs(env: str | None, suite: Path | None, overrides: dict[str, Any]) -> 
 
 def evaluate_with_progress(policy: Any, configs: list[Any], out: Path, *, batch_size: int, seed: int, resume: bool,
                            model: str, console: Any) -> dict[str, Any]:
-    """:func:`~envgym.agents.evaluate.evaluate` with a progress bar per env (``envgym eval`` and ``envgym demo``)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    """:func:`~envgym.agents.evaluate.evaluate` with a progress bar per env (``envgym eval`` and ``envgym demo``);
+    without a terminal, one plain line per env when it is done."""
     from envgym.agents.evaluate import evaluate
+
+    if not console.is_terminal:
+        shown: dict[str, StepProgress] = {}
+
+        def on_line(env_id: str, done: int, total: int) -> None:
+            if env_id not in shown:
+                shown[env_id] = StepProgress(console, f"eval {env_id}: samples", total, done)
+            if done == total:
+                shown[env_id].update(done, "")
+
+        return evaluate(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume, model_name=model,
+                        on_progress=on_line)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as progress:

@@ -13,33 +13,53 @@ from typing import Any
 
 import typer
 
+from envgym.agents.cli_output import DEBUG_HELP, VERBOSE_HELP, StepProgress, one_line_errors, quiet_libraries, \
+    training_callback
+
 DEMO_METRICS = ("mean_reward", "pass@1")
 
 
 def demo_command(
-    suite: Path = typer.Option(Path("suites/default.yaml"), "--suite", help="The suite evaluated before and after."),
-    recipe: Path = typer.Option(Path("recipes/smollm2-arithmetic-cpu.yaml"), "--recipe",
-                                help="A training recipe: GRPOConfig fields plus env, env_kwargs and model."),
+    suite: str = typer.Option("default", "--suite", help="The suite evaluated before and after: a file or the name "
+                              "of an installed suite."),
+    recipe: str = typer.Option("smollm2-arithmetic-cpu", "--recipe",
+                               help="A training recipe (GRPOConfig fields plus env, env_kwargs and model): a file or "
+                                    "the name of an installed recipe."),
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Folder for before/, train/, after/ and comparison.md."),
     steps: int = typer.Option(None, "--steps", help="Training steps (default: the recipe's max_steps)."),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
     """Evaluate, train with a recipe, evaluate again; prints the before/after table and where the reports are."""
+    with one_line_errors(debug):
+        quiet_libraries(verbose)
+        _demo(suite, recipe, out, steps)
+
+
+def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
     from rich.console import Console
 
     from envgym.agents.cli import evaluate_with_progress, print_table
     from envgym.agents.evaluate import load_suite
+    from envgym.agents.preflight import BadInput, check_env_kwargs, find_config, message_of
     from envgym.agents.report import compare, write_reports
-    from envgym.agents.train_cli import load_model, read_recipe
+    from envgym.agents.train_cli import load_model, plan_training, read_recipe_file
     from envgym.agents.trainer import GRPOTrainer
-    from envgym.agents.transformers_policy import TransformersPolicy
 
     console = Console(width=max(Console().width, 150))
     started = time.perf_counter()
-    configs, settings = load_suite(suite)
-    env, env_kwargs, model_name, config = read_recipe(recipe, {"max_steps": steps} if steps else {})
-    model_name = model_name or settings.get("model") or "smollm2"
-    if env is None:
-        raise typer.BadParameter(f"{recipe} names no env; add a line `env: namespace/Name-v0`")
+    try:
+        configs, settings = load_suite(suite)
+    except (ValueError, FileNotFoundError, KeyError) as error:  # KeyError: an unknown env id ("did you mean")
+        raise BadInput(message_of(error)) from None
+    for entry in configs:
+        check_env_kwargs(entry.id, entry.kwargs, where=f"{suite}: kwargs")
+    recipe_model = read_recipe_file(find_config(recipe, "recipes"))[2]
+    plan = plan_training(env=None, model=recipe_model or settings.get("model") or "smollm2", config=recipe,
+                         env_kwargs=None, resume=None, engine="transformers", overrides={"max_steps": steps})
+    env, env_kwargs, model_name, config = plan.env, plan.env_kwargs, plan.model, plan.config
+    from envgym.agents.transformers_policy import TransformersPolicy
+
     console.print(f"[bold]envgym demo[/bold]: {model_name}; suite {suite}; recipe {recipe} ({env}, "
                   f"{config.max_steps} steps) -> {out}")
     model, tokenizer = load_model(model_name)
@@ -72,14 +92,8 @@ def demo_command(
 
 
 def _train_with_progress(trainer: Any, console: Any) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = [TextColumn("[bold]GRPO[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.fields[status]}")]
-    with Progress(*columns, console=console) as progress:
-        bar = progress.add_task("train", total=trainer.config.max_steps, completed=trainer.step, status="")
-        trainer.train(on_step=lambda m: progress.update(
-            bar, completed=m["step"], status=f"reward {m.get('reward_mean', float('nan')):.3f}"))
+    with StepProgress(console, "GRPO", trainer.config.max_steps, trainer.step) as progress:
+        trainer.train(on_step=training_callback(progress, console))
 
 
 def _mean(values: list[float]) -> float:

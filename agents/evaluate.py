@@ -35,7 +35,7 @@ from typing import Any
 
 import envgym
 from envgym.agents.eval_resume import check_resumable, sample_setup
-from envgym.agents.metrics import mean, task_metrics
+from envgym.agents.metrics import mean, score_breakdown, task_metrics
 from envgym.agents.policy import Policy, SamplingParams, request_seed
 from envgym.agents.rollout import rollout
 
@@ -93,13 +93,12 @@ FIELDS = {f.name for f in dataclasses.fields(EnvEval)}
 
 def load_suite(path: str | Path, overrides: dict[str, Any] | None = None) -> tuple[list[EnvEval], dict[str, Any]]:
     """Read a suite file; returns the env evaluations and the suite's top-level settings (e.g. ``model``).
-    ``overrides`` (from the command line) win over both the defaults and each entry."""
-    import yaml
+    ``overrides`` (from the command line) win over both the defaults and each entry. ``path`` may also name a
+    suite installed with the package (``default``); YAML errors name the file and line."""
+    from envgym.agents.preflight import find_config, read_mapping
 
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"suite file {path} does not exist")
-    data = yaml.safe_load(path.read_text()) or {}
+    path = find_config(path, "suites")
+    data = read_mapping(path)
     if not isinstance(data, dict) or not isinstance(data.get("envs"), list) or not data["envs"]:
         raise ValueError(f"{path}: a suite is a mapping with a non-empty 'envs' list (see envgym.agents.evaluate)")
     defaults = data.get("defaults") or {}
@@ -114,9 +113,16 @@ def load_suite(path: str | Path, overrides: dict[str, Any] | None = None) -> tup
 
 
 def build_env_eval(values: dict[str, Any], where: str = "eval") -> EnvEval:
+    """An :class:`EnvEval` from a suite entry or the command line; unknown settings, wrong types and unknown ids
+    (with "did you mean") raise ``ValueError`` naming ``where``."""
+    from envgym.agents.preflight import check_config_fields
+
     unknown = set(values) - FIELDS
     if unknown:
         raise ValueError(f"{where}: unknown settings {sorted(unknown)}; known: {sorted(FIELDS)}")
+    if isinstance(values.get("k"), int):
+        values = {**values, "k": [values["k"]]}
+    values = check_config_fields(values, EnvEval, where)
     envgym.spec(values["id"])  # unknown ids fail here, with "did you mean"
     return EnvEval(**values)
 
@@ -157,6 +163,7 @@ def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float,
         avg_tokens=mean([r["tokens"] for r in healthy]), truncation_rate=mean([float(r["truncated"]) for r in healthy]),
         seconds=round(seconds, 3), rewards=[r["reward"] for r in healthy],
     )
+    summary.update(score_breakdown([r["episode"] for r in records]))
     if len(healthy) < len(records):
         summary["failure_example"] = next(r["error"] for r in records if r.get("error") is not None)
     return summary

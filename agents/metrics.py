@@ -22,6 +22,7 @@ maj@k, and ``n_tasks@k`` says over how many tasks each k was averaged (every tas
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from math import comb
 from typing import Any
@@ -77,3 +78,37 @@ def task_metrics(samples_by_task: dict[Any, list[dict[str, Any]]], ks: Sequence[
                                                        same)) for s in tasks])
         out[f"n_tasks@{k}"] = len(tasks)
     return out
+
+
+def finish_reason(episode: dict[str, Any]) -> str:
+    """How an episode (``Episode.to_dict()``) ended: ``error`` (env, verifier, sandbox or request failed),
+    ``token_budget`` or ``max_turns`` (the rollout loop cut it), ``truncated`` (the env's own limit),
+    ``terminated`` (the task ended: answered, solved, failed), else ``unfinished``."""
+    turns = episode.get("turns") or []
+    if episode.get("error") is not None:
+        return "error"
+    cut = (episode.get("metadata") or {}).get("truncated_by")
+    if cut:
+        return str(cut)
+    if turns and turns[-1].get("terminated"):
+        return "terminated"
+    if turns and turns[-1].get("truncated"):
+        return "truncated"
+    return "unfinished"
+
+
+def score_breakdown(episodes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What explains a mean reward (``episodes`` as ``Episode.to_dict()``): how every episode ended
+    (``finish_reasons``, failures too) and, over healthy ones, the mean of each reward component per episode
+    (``reward_components``) and the share of turns the token budget cut (``turn_truncation_rate``: a turn whose
+    generation stopped at ``max_new_tokens``, which whole-episode ``truncation_rate`` misses when the env
+    still answered)."""
+    reasons = dict(sorted(Counter(finish_reason(e) for e in episodes).items()))
+    episodes = [episode for episode in episodes if episode.get("error") is None]
+    turns = [turn for episode in episodes for turn in episode.get("turns") or []]
+    cut = sum((turn.get("info") or {}).get("finish_reason") == "length" for turn in turns)
+    names = sorted({name for turn in turns for name in turn.get("reward_components") or {}})
+    components = {name: mean([sum((turn.get("reward_components") or {}).get(name, 0.0) for turn in episode.get("turns") or [])
+                              for episode in episodes]) for name in names}
+    return {"reward_components": components, "turn_truncation_rate": cut / len(turns) if turns else 0.0,
+            "finish_reasons": reasons}

@@ -30,7 +30,12 @@ def check_env_id(env_id: str) -> Any:
     try:
         return envgym.spec(env_id)
     except (envgym.UnknownEnv, ValueError, TypeError) as error:
-        raise BadInput(str(error).strip("'\"")) from None
+        raise BadInput(message_of(error)) from None
+
+
+def message_of(error: Exception) -> str:
+    """An exception's message without the quotes ``str`` puts around a ``KeyError``'s (``UnknownEnv`` is one)."""
+    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
 
 
 def check_env_kwargs(env_id: str, kwargs: dict[str, Any], where: str = "env kwargs") -> None:
@@ -126,7 +131,8 @@ def check_config_fields(fields: dict[str, Any], config_class: type, where: str) 
 
 _WRONG = object()
 _KIND_NAMES = {"int": "an integer", "float": "a float", "bool": "true or false", "str": "a string",
-               "None": "null", "list[str]": "a list of strings", "list[int]": "a list of integers"}
+               "None": "null", "list[str]": "a list of strings", "list[int]": "a list of integers",
+               "dict[str, Any]": "a mapping"}
 
 
 def _as_kind(value: Any, kinds: list[str]) -> Any:
@@ -148,11 +154,13 @@ def _as_kind(value: Any, kinds: list[str]) -> Any:
                     pass
         if kind == "str" and isinstance(value, str):
             return value
+        if kind.startswith("dict[") and isinstance(value, dict):
+            return value
         if kind.startswith("list[") and isinstance(value, list):
             inner = _as_kind_list(value, kind[5:-1])
             if inner is not _WRONG:
                 return inner
-        if kind not in _KIND_NAMES and not kind.startswith("list["):
+        if kind not in _KIND_NAMES and not kind.startswith(("list[", "dict[")):
             return value  # an annotation this check does not know: the dataclass validates it
     return _WRONG
 

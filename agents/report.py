@@ -9,12 +9,15 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any
 
-COLUMNS = ("pass@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate", "n_tasks", "n_samples",
-           "n_failed")
+from envgym.agents.metrics import finish_reason
+
+COLUMNS = ("pass@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate", "turn_truncation_rate",
+           "n_tasks", "n_samples", "n_failed")
 """``n_failed`` has its own column: failed samples are left out of every other number (see ``summarize``)."""
 
 
@@ -31,13 +34,63 @@ def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return ["env"] + columns, rows
 
 
-def markdown(results: dict[str, Any]) -> str:
+def markdown(results: dict[str, Any], samples: list[dict[str, Any]] | None = None) -> str:
+    """The report: the metrics table, then per env what explains its score (reward components, turns cut by
+    the token budget, how episodes ended) and, given the ``samples.jsonl`` records, example transcripts."""
     header, rows = table_rows(results)
     lines = [f"# Evaluation of `{results['model']}`", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     lines += ["", f"Elapsed: {results.get('elapsed_s', 0):.1f} s."]
+    for env_id, summary in results["envs"].items():
+        lines += ["", f"## {env_id}: why this score", ""] + _explanation(summary)
+        for title, record in example_samples([r for r in samples or [] if r.get("env_id") == env_id]):
+            lines += ["", f"### {title} sample: task {record.get('task_index')}, sample {record.get('sample')}, "
+                          f"reward {_format(record.get('reward'))}", "", "```text", transcript(record["episode"]), "```"]
     return "\n".join(lines) + "\n"
+
+
+def _explanation(summary: dict[str, Any]) -> list[str]:
+    components = summary.get("reward_components") or {}
+    parts = ", ".join(f"{name} {_format(value)}" for name, value in components.items()) or "none reported"
+    reasons = ", ".join(f"{reason} {count}" for reason, count in (summary.get("finish_reasons") or {}).items())
+    return [f"- mean reward {_format(summary.get('mean_reward'))}; mean reward components per episode: {parts}",
+            f"- turns cut by the token budget (max_new_tokens): {_format(summary.get('turn_truncation_rate'))}; "
+            f"episodes truncated: {_format(summary.get('truncation_rate'))}",
+            f"- how episodes ended: {reasons or 'no episodes'}"]
+
+
+def example_samples(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The best, worst and typical (reward nearest the median) healthy samples, each shown once."""
+    healthy = sorted((r for r in records if r.get("error") is None and r.get("episode")),
+                     key=lambda r: (r["reward"], r.get("task_index") or 0, r.get("sample") or 0))
+    if not healthy:
+        return []
+    chosen = [("Best", healthy[-1]), ("Worst", healthy[0]), ("Typical", healthy[(len(healthy) - 1) // 2])]
+    shown, out = set(), []
+    for title, record in chosen:
+        if id(record) not in shown:
+            shown.add(id(record))
+            out.append((title, record))
+    return out
+
+
+def transcript(episode: dict[str, Any], limit: int = 800) -> str:
+    """An episode as text: the prompt, then each turn's action, the env's answer and the turn's reward."""
+    def clip(text: Any) -> str:
+        text = text if isinstance(text, str) else str(text)
+        return text if len(text) <= limit else text[:limit] + f" ... [{len(text) - limit} more characters]"
+
+    lines = [f"[{m.get('role')}] {clip(m.get('content'))}" for m in episode.get("prompt") or []]
+    for number, turn in enumerate(episode.get("turns") or [], 1):
+        action = turn.get("action")
+        lines.append(f"[assistant] {clip(action.get('content') if isinstance(action, dict) else action)}")
+        lines += [f"[{m.get('role')}] {clip(m.get('content'))}" for m in turn.get("observation") or []]
+        info = turn.get("info") or {}
+        lines.append(f"    (turn {number}: reward {_format(turn.get('reward'))}, "
+                     f"components {turn.get('reward_components') or {}}, generation {info.get('finish_reason', '?')})")
+    lines.append(f"    (ended: {finish_reason(episode)})")
+    return "\n".join(lines).replace("```", "'''")  # a fence inside would end the Markdown code block
 
 
 def html_report(results: dict[str, Any]) -> str:
@@ -56,12 +109,25 @@ def html_report(results: dict[str, Any]) -> str:
 
 
 def write_reports(results: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``report.html`` next to ``results.json``; returns their paths."""
+    """Write ``report.md`` (with example transcripts from ``samples.jsonl`` when it is there) and
+    ``report.html`` next to ``results.json``; returns their paths."""
     out = Path(out_dir)
     md, page = out / "report.md", out / "report.html"
-    md.write_text(markdown(results), encoding="utf-8")
+    md.write_text(markdown(results, _read_samples(out / "samples.jsonl")), encoding="utf-8")
     page.write_text(html_report(results), encoding="utf-8")
     return md, page
+
+
+def _read_samples(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # a torn last line of an interrupted run
+            continue
+    return records
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[str], list[list[str]]]:

@@ -19,6 +19,9 @@ from typing import Any
 
 import typer
 
+from envgym.agents.cli_output import DEBUG_HELP, VERBOSE_HELP, one_line_errors, quiet_libraries
+from envgym.agents.preflight import check_model_name
+
 # vLLM's sampling fields this server accepts only at the value that switches them off (None = left out).
 NEUTRAL_FIELDS = {"top_k": (-1, 0), "min_p": (0,), "repetition_penalty": (1,), "presence_penalty": (0,),
                   "frequency_penalty": (0,)}
@@ -121,18 +124,25 @@ def build_app(policy: Any) -> Any:
 
 
 def serve_model(
-    model: str = typer.Option("HuggingFaceTB/SmolLM2-135M-Instruct", help="Local path, Hub id, or the default model."),
+    model: str = typer.Option("HuggingFaceTB/SmolLM2-135M-Instruct",
+                              help="Local path, training checkpoint, Hub id, or the default model."),
     host: str = typer.Option("127.0.0.1", help="Interface to bind."),
     port: int = typer.Option(8000, help="Port to listen on."),
     device: str = typer.Option(None, help="torch device (default: cuda when available, else cpu)."),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
-    """Serve a local model behind an OpenAI-compatible API (chat and completions, with token ids)."""
-    import uvicorn
+    """Serve a local model (a training checkpoint too) behind an OpenAI-compatible API (chat and completions,
+    with token ids)."""
+    with one_line_errors(debug):
+        quiet_libraries(verbose)
+        check_model_name(model)  # before loading: a typo costs one line, not a traceback
+        import uvicorn
 
-    from envgym.agents.transformers_policy import TransformersPolicy
+        from envgym.agents.transformers_policy import TransformersPolicy
 
-    policy = TransformersPolicy(model, device=device)
-    uvicorn.run(build_app(policy), host=host, port=port, log_level="warning")
+        policy = TransformersPolicy(model, device=device)
+        uvicorn.run(build_app(policy), host=host, port=port, log_level="warning")
 
 
 if __name__ == "__main__":

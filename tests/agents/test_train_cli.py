@@ -99,3 +99,102 @@ def test_an_env_registered_unsafe_is_refused_without_the_opt_in(tmp_path, scratc
     plan = plan_training(env="test/Unsafe-v0", model=tiny_model_path(), config=None, resume=None, engine="transformers",
                          env_kwargs='{"allow_unsafe": true}', overrides={})
     assert plan.env_kwargs["allow_unsafe"] is True
+
+
+# --- fail fast, one line ------------------------------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from helpers.cli_run import run_envgym  # noqa: E402
+
+BAD_TRAIN_INPUTS = {
+    "env_id_typo": (["--env", "math/Arithmetc-v0"], ["no env is registered as 'math/Arithmetc-v0'",
+                                                      "Did you mean 'math/Arithmetic-v0'"]),
+    "env_kwarg_typo": (["--env", "math/Arithmetic-v0", "--env-kwargs", '{"difficulti": 2}'],
+                       ["takes no argument 'difficulti'", "it accepts difficulty"]),
+    "env_kwargs_not_json": (["--env", "math/Arithmetic-v0", "--env-kwargs", "difficulty=2"],
+                            ["--env-kwargs must be a JSON object", '{"difficulty": 1}']),
+    "missing_model": (["--env", "math/Arithmetic-v0", "--model", "no-such-org/no-such-model"],
+                      ["cannot find model 'no-such-org/no-such-model'", "'smollm2' (packaged)"]),
+    "unknown_recipe_name": (["--config", "no-such-recipe"], ["recipe file no-such-recipe does not exist",
+                                                             "smollm2-arithmetic-cpu"]),
+    "not_a_checkpoint": (["--env", "math/Arithmetic-v0", "--resume", "."], ["is not a training checkpoint",
+                                                                           "OUT/checkpoints/step-N"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TRAIN_INPUTS))
+def test_a_bad_train_input_is_one_line_before_any_model_library_loads(case, tmp_path):
+    args, expected = BAD_TRAIN_INPUTS[case]
+    run = run_envgym("train", *args, "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert run.returncode == 2 and len(run.lines) == 1, run.lines
+    assert "Traceback" not in run.lines[0] and all(text in run.lines[0] for text in expected), run.lines
+    assert "transformers" not in run.imported and "torch" not in run.imported
+
+
+def test_a_yaml_syntax_error_names_the_recipe_file_and_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("env: math/Arithmetic-v0\nlearning_rate: [1\nmax_steps: 2\n")
+    run = run_envgym("train", "--config", "bad.yaml", cwd=tmp_path)
+    assert run.returncode == 2 and len(run.lines) == 1, run.lines
+    assert run.lines[0].startswith("error: bad.yaml:3: YAML syntax error"), run.lines
+    assert "transformers" not in run.imported
+
+
+def test_a_recipe_value_of_the_wrong_type_names_file_field_and_type_before_loading_the_model(tmp_path):
+    (tmp_path / "x.yaml").write_text("env: math/Arithmetic-v0\nlearning_rate: fast\n")
+    unloadable = tmp_path / "unloadable"  # passes the name check, fails any load: a load would say so
+    unloadable.mkdir()
+    (unloadable / "config.json").write_text("{}")
+    run = run_envgym("train", "--config", "x.yaml", "--model", str(unloadable), cwd=tmp_path)
+    assert run.returncode == 2 and run.lines == ["error: x.yaml: learning_rate must be a float, got 'fast'"]
+    assert "transformers" not in run.imported
+
+
+def test_debug_shows_the_traceback_of_a_bad_input(tmp_path):
+    run = run_envgym("train", "--env", "math/Arithmetc-v0", "--debug", cwd=tmp_path)
+    assert run.returncode != 0 and any("Traceback" in line for line in run.lines)
+
+
+# --- progress, rollouts, the command that evaluates the run -----------------------------------------------------
+
+
+def test_without_a_terminal_train_prints_one_plain_line_per_step(tmp_path):
+    import subprocess
+    import sys
+
+    config = tmp_path / "grpo.yaml"
+    config.write_text("num_tasks_per_step: 1\nmax_completion_length: 4\nmax_turns: 2\nenv_kwargs: {high: 3}\n")
+    result = subprocess.run([sys.executable, "-m", "envgym", "train", "--env", "games/GuessNumber-v0", "--model",
+                             tiny_model_path(), "--steps", "3", "--group-size", "2", "--config", str(config), "--out",
+                             str(tmp_path / "run"), "--device", "cpu", "--engine", "transformers"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    steps = [line for line in result.stdout.splitlines() if line.startswith("GRPO ")]
+    assert [line.split()[1] for line in steps] == ["1/3", "2/3", "3/3"], result.stdout
+    assert all("reward" in line and "loss" in line and "ETA" in line for line in steps)
+
+
+def test_save_rollouts_writes_that_many_episodes_per_step_as_eval_samples(tmp_path):
+    from envgym import Episode
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--env", "games/GuessNumber-v0", "--model", tiny_model_path(),
+                                      "--steps", "2", "--group-size", "2", "--out", str(out), "--device", "cpu",
+                                      "--engine", "transformers", "--save-rollouts", "3", "--env-kwargs",
+                                      '{"high": 3, "max_turns": 1}'])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 1, 1, 2, 2, 2]
+    assert all(r["env_id"] == "games/GuessNumber-v0" and "reward" in r for r in records)
+    assert Episode.from_dict(records[0]["episode"]).turns
+
+
+def test_train_ends_with_the_command_that_evaluates_the_last_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--env", "games/GuessNumber-v0", "--model", tiny_model_path(),
+                                      "--steps", "1", "--group-size", "2", "--out", str(out), "--device", "cpu",
+                                      "--engine", "transformers", "--env-kwargs", '{"high": 3, "max_turns": 1}'])
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last == (f"evaluate it: envgym eval --model {out / 'checkpoints' / 'step-1'} --env games/GuessNumber-v0 "
+                    "--env-kwargs '{\"high\": 3, \"max_turns\": 1}'")
