@@ -66,9 +66,10 @@ class RaisesOnWeirdAnswers(AddTwoNumbers):
         return None if answer is None else int(answer)  # int('nan') raises out of step
 
 
-class SleepsOnLongAnswers(AddTwoNumbers):
+class SleepsOnRepeatedPhrases(AddTwoNumbers):
     def _step(self, action):
-        if len(action_text(action)) > BIG // 2:
+        text = action_text(action)
+        if len(text) > BIG // 2 and text.startswith("the answer is 1. the answer is 1."):
             time.sleep(2.6)
         return super()._step(action)
 
@@ -120,8 +121,8 @@ def test_an_env_that_raises_on_a_weird_answer_crashes():
 
 
 def test_an_env_that_sleeps_has_a_slow_step():
-    report = audit_env("toy/Sleep-v0", AuditSettings(tasks=1), env=SleepsOnLongAnswers())
-    assert kinds(report) == ["slow_step"]
+    report = audit_env("toy/Sleep-v0", AuditSettings(tasks=1), env=SleepsOnRepeatedPhrases())
+    assert [(f.kind, f.strategy) for f in report.findings] == [("slow_step", "huge:repeated-phrase@bare")]
     assert report.max_step_s > 2.5
 
 
