@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from envgym.envs.rg.solvers import rush_hour_solution
+from envgym.envs.rg.solvers import antiderivative, rush_hour_solution
 
 # A gold answer made of numbers and arithmetic/list punctuation only ("-3.5", "2/3", "(1, 2)", "48.0 + 36.0i").
 _NUMERIC_GOLD = re.compile(r"[\s\d.,+\-*/()\[\]eEij]*\d[\s\d.,+\-*/()\[\]eEij]*")
@@ -61,11 +61,14 @@ def reference_answer(task: str, entry: dict[str, Any]) -> str | None:
     """The text inside ``<answer>`` that a correct solver writes for this entry, or None where none is known.
 
     Tasks with no single answer keep a known solution in the metadata (a colouring, a cube solution) or get
-    one from a solver (rush hour); boxnet keeps none and we have no planner for it, so it returns None.
+    one from a solver (rush hour); boxnet keeps none and we have no planner for it, so it returns None. An
+    integration gold left as sympy's unevaluated ``Integral(...)`` is replaced by a computed antiderivative.
     """
+    metadata = entry.get("metadata", {})
+    if task in ("simple_integration", "intermediate_integration") and "Integral(" in str(entry.get("answer")):
+        return antiderivative(metadata["integrand"], metadata["variable"])
     if entry.get("answer") is not None:
         return str(entry["answer"])
-    metadata = entry.get("metadata", {})
     if task == "graph_color" and "possible_answer" in metadata:
         return json.dumps({str(vertex): color for vertex, color in metadata["possible_answer"].items()})
     if task == "rubiks_cube" and "example_correct_answer" in metadata:

@@ -85,7 +85,8 @@ _SYMPY_FUNCTIONS = ("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "a
 _CHECK_POINTS = 5
 
 
-def _sympy_namespace(variable: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def sympy_namespace(variable: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The names (the variable, the constant ``C``, pi, E) and functions a formula answer may use."""
     import sympy
 
     names = {variable: sympy.Symbol(variable), "C": sympy.Symbol("C"), "pi": sympy.pi, "E": sympy.E}
@@ -104,7 +105,7 @@ def _integration(dataset: Any, answer: str | None, entry: dict[str, Any]) -> flo
     if not isinstance(answer, str):
         return 0.0
     variable = entry["metadata"]["variable"]
-    names, functions = _sympy_namespace(variable)
+    names, functions = sympy_namespace(variable)
     try:
         derivative = sympy.diff(sympy_expression(answer, names, functions), names[variable])
         integrand = sympy_expression(entry["metadata"]["integrand"], names, functions)

@@ -48,6 +48,21 @@ def rush_hour_solution(board_config: str) -> str | None:
     return None
 
 
+def antiderivative(integrand: str, variable: str) -> str:
+    """An antiderivative of ``integrand`` (sympy's ``integrate``), written as the integration tasks ask: ``... + C``.
+
+    For the integration entries whose gold is sympy's unevaluated ``Integral(...)`` (about 1 in 8 of
+    intermediate_integration's): that is the question restated, which our scorer refuses as an answer.
+    """
+    import sympy
+
+    from envgym.envs.rg.scorers import sympy_namespace
+    from envgym.envs.rg.safe_expr import sympy_expression
+
+    names, functions = sympy_namespace(variable)
+    return f"{sympy.integrate(sympy_expression(integrand, names, functions), names[variable])} + C"
+
+
 def _path(parents: dict, state: tuple[int, ...]) -> str:
     moves = []
     while parents[state] is not None:

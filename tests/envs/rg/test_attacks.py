@@ -92,6 +92,17 @@ def test_the_gold_among_other_candidates_earns_nothing(task):
         assert env.step(f"<answer>{hedge}</answer>")[1] == 0.0, hedge
 
 
+def test_restating_the_integral_earns_nothing_where_the_gold_is_left_unevaluated():
+    env = envgym.make("rg/intermediate_integration-v0", size=10)
+    env.reset(seed=0, options={"task_index": 5})
+    entry = env.unwrapped.tasks.entry(5)
+    assert entry["answer"].startswith("3*Integral(")  # reasoning-gym's gold: sympy gave up
+    answer = f"Integral({entry['metadata']['integrand']}, x) + C"
+    assert env.step(f"<answer>{answer}</answer>")[1] == 0.0
+    env.reset(seed=0, options={"task_index": 5})
+    assert env.step(env.reference_action())[1] == 1.0
+
+
 EXECUTING_SCORERS = ["n_queens", "binary_matrix", "spiral_matrix", "string_insertion", "countdown", "puzzle24",
                      "simple_integration", "intermediate_integration", "polynomial_multiplication"]
 
