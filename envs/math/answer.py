@@ -30,23 +30,30 @@ class MathAnswerEnv(Env):
     form: ``"any"`` (any form equal in value) or ``"literal"`` (compute/simplify tasks: the answer must be a
         simplified literal, see :mod:`envgym.verifiers.math_form`).
     strict: only ``\\boxed{}`` counts as a final answer (for training where the format is part of the reward).
+    conventions: fields of :class:`envgym.verifiers.math.Conventions` (``{"percent": "unit"}`` for a dataset
+        whose "what percent" golds are written as plain figures), checked here.
     """
 
-    def __init__(self, timeout: float = 2.0, *, form: str = "any", strict: bool = False):
-        from envgym.verifiers.math import FORMS
+    def __init__(self, timeout: float = 2.0, *, form: str = "any", strict: bool = False,
+                 conventions: dict[str, Any] | None = None):
+        from envgym.verifiers.math import FORMS, Conventions
 
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
         if form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+        unknown = set(conventions or {}) - {"lists", "percent", "tolerance"}
+        if unknown:
+            raise ValueError(f"unknown conventions {sorted(unknown)}; known: lists, percent, tolerance")
         self.timeout, self.form, self.strict = timeout, form, bool(strict)
+        self.conventions = Conventions(**(conventions or {}))
 
     def answers_equivalent(self, first: str, second: str) -> bool:
         """Whether two final answers are one value (``1/2``, ``0.5``, ``\\frac{1}{2}``): what group votes and
         ``maj@k`` cluster answers with (:func:`envgym.rewards.answer_equivalence`)."""
         from envgym.verifiers.math import equivalent
 
-        return equivalent(first, second, timeout=self.timeout)
+        return equivalent(first, second, timeout=self.timeout, conventions=self.conventions)
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         if task.answer is None:
@@ -58,7 +65,7 @@ class MathAnswerEnv(Env):
 
         formats = STRICT_FORMATS if self.strict else ANSWER_FORMATS
         result = grade(action_text(action), str(self.task.answer), formats=formats, timeout=self.timeout,
-                       form=self.form)
+                       form=self.form, conventions=self.conventions)
         components = {"correct": result.reward}
         info = {
             "reward_components": components,

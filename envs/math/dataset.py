@@ -5,7 +5,8 @@ Presets name the two common answer formats:
 - ``"math"``: fields ``problem``/``solution``, the gold answer is the last ``\\boxed{}`` in ``solution``.
 Explicit ``prompt_field``/``answer_field``/``id_field``/``template``/``system_prompt`` override the preset.
 Answers are compared in any form (``form="any"``: golds are often expressions such as ``\\frac{\\sqrt{3}}{2}``);
-``form="literal"`` suits datasets of compute tasks, ``strict=True`` accepts only ``\\boxed{}``.
+``form="literal"`` suits datasets of compute tasks, ``strict=True`` accepts only ``\\boxed{}``, and
+``conventions={"percent": "unit"}`` reads ``25\\%`` as 25 for datasets whose percentages are plain figures.
 With no source at all, the env plays a small bundled GSM8K-style sample (``SAMPLE``), so that
 ``envgym.make("math/Dataset-v0")`` works out of the box.
 
@@ -80,12 +81,13 @@ class MathDataset(MathAnswerEnv):
         require_answers: bool = True,
         form: str = "any",
         strict: bool = False,
+        conventions: dict[str, Any] | None = None,
     ):
         if path is not None and hf is not None:
             raise ValueError("give one source: path='file.jsonl' / 'file.parquet', or hf='dataset name or folder'")
         if path is None and hf is None:
             path, preset = str(SAMPLE), preset or "gsm8k"
-        super().__init__(timeout, form=form, strict=strict)
+        super().__init__(timeout, form=form, strict=strict, conventions=conventions)
         self.require_answers = require_answers
         fields = field_map(preset, prompt=prompt_field, answer=answer_field, id=id_field, template=template,
                            system_prompt=system_prompt, answer_optional=not require_answers)

@@ -93,3 +93,13 @@ def test_the_dataset_env_keeps_expression_golds_in_any_form(tmp_path):
 def test_a_bad_form_is_rejected_with_the_choices():
     with pytest.raises(ValueError, match="form must be one of"):
         envgym.make("math/Arithmetic-v0", form="simplified")
+
+
+def test_a_dataset_env_takes_the_percent_convention(tmp_path):
+    path = tmp_path / "percent.jsonl"
+    path.write_text(json.dumps({"question": "What percent of 80 is 20?", "answer": "25"}) + "\n")
+    assert play(envgym.make("math/Dataset-v0", path=str(path)), "\\boxed{25\\%}")[0] == 0.0
+    unit = envgym.make("math/Dataset-v0", path=str(path), conventions={"percent": "unit"})
+    assert play(unit, "\\boxed{25\\%}")[0] == 1.0
+    with pytest.raises(ValueError, match="unknown conventions"):
+        envgym.make("math/Dataset-v0", path=str(path), conventions={"percents": "unit"})
