@@ -142,7 +142,7 @@ class _Audit:
             starts[slot["index"]] = observed(messages)
             wrong_declared = wrong_declared or env.wrong_action() is not None
             if env.reference_action() is not None:
-                reference[slot["index"]] = self._play(slot, "reference", lambda history: env.reference_action())
+                reference[slot["index"]] = self._play(slot, "reference", self._reference)
             baseline[slot["index"]] = self._play(slot, "baseline", self._wrong_or_non_answer)
         report.reference = "none" if not reference else "declared" if len(reference) == len(self.slots) else "partial"
         report.baseline = "wrong_action" if wrong_declared else "non-answer"
@@ -162,8 +162,7 @@ class _Audit:
                 strategies.setdefault(strategy.name, strategy)
                 plays.setdefault(strategy.name, {})[index] = self._play(slot, strategy.name, strategy.act, strategy.marker)
         report.strategies = list(plays)
-        reference_act = lambda history: env.reference_action()  # noqa: E731
-        self._retime_slow(reference, reference_act)
+        self._retime_slow(reference, self._reference)
         self._retime_slow(baseline, self._wrong_or_non_answer)
         for name, by_slot in plays.items():
             self._retime_slow(by_slot, strategies[name].act, strategies[name].marker)
@@ -193,6 +192,9 @@ class _Audit:
                                              f"{again.max_step_s:.2f} s played again (warm-up)")
                     by_slot[index] = again
 
+    def _reference(self, history: list[Any]) -> Any:
+        return self.env.reference_action()
+
     def _wrong_or_non_answer(self, history: list[Any]) -> Any:
         return self.env.wrong_action() or NON_ANSWER
 
@@ -208,7 +210,7 @@ class _Audit:
                                      "the task's first messages differ after the adversarial episodes"))
                 continue
             before = reference.get(index) or baseline[index]
-            act = (lambda history: self.env.reference_action()) if index in reference else self._wrong_or_non_answer
+            act = self._reference if index in reference else self._wrong_or_non_answer
             again = self._play(slot, before.strategy, act)
             if (again.reward, again.correct) != (before.reward, before.correct):
                 leaks.append(Finding(self.env_id, verdicts.STATE_LEAK, before.strategy, [task],
