@@ -7,7 +7,9 @@ wrappers, degrees, currency and thousands separators in all their LaTeX forms (`
 (``fractions.Fraction``). Structure (lists, sets, intervals, equations) is :mod:`envgym.verifiers.math_structure`.
 
 Number conventions (each is a labelled pair in ``math_pairs.jsonl`` or a Math-Verify case):
-- ``x%`` equals both ``x`` and ``x/100``;
+- ``x%`` carries its sign (``Number.percent``); what it equals is ``Conventions.percent``
+  (:mod:`envgym.verifiers.math_conventions`);
+- only ASCII digits are digits (``١٦`` and ``１６`` are not 16: every number pattern is ``re.ASCII``);
 - a decimal with at least ``MIN_SIGNIFICANT_DIGITS`` significant digits stands for the values that round or
   truncate to it (``0.333333`` and ``0.666667`` are 1/3 and 2/3; ``1.0000001`` is not 1), a relative tolerance
   of at most 1e-5; shorter decimals are exact (``0.3333`` != 1/3, ``0.000000`` != ``0.000001``: no absolute

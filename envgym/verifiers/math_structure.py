@@ -7,16 +7,21 @@ that always decides. So ``\\{1\\pm\\sqrt5, -2\\}``, tuples of expressions and li
 the same way in both places, and sympy only ever sees one expression or one relation at a time.
 
 Conventions decided here (each is a labelled pair or a Math-Verify case):
-- ``\\{...\\}`` is an unordered set; a bare list (``1, 2``, ``1; 2``, ``1 and 2``) is unordered; ``(a, b)`` and
-  ``[a, b)`` are ordered and their brackets must match; a set never equals an ordered tuple; a list compared
-  with a tuple is read in order;
+- ``\\{...\\}`` is an unordered set; a bare list (``1, 2``, ``1; 2``, ``1 and 2``) is unordered unless
+  ``Conventions.lists`` is ``"ordered"``, and read in the gold's order against a labelled gold (``x = 3, y = 4``);
+  repeats count once unless the gold repeats an item (multiplicity follows the gold); ``(a, b)`` and ``[a, b)``
+  are ordered and their brackets must match; a set never equals an ordered tuple; a list compared with a tuple
+  is read in order, and never equals an interval (``[a, b]``, ``(a, b]``);
 - ``a \\pm b`` is the set ``{a+b, a-b}``;
 - a single-name assignment (``x = 3``, ``(p, q) = (3, 2)``, ``f(x) = 1``) equals its right side, but two
   assignments must name the same variable (``y = 3`` != ``x = 3``); an equation that is not an assignment
-  (``7 = 11a + c``) never equals a bare value; a chain ``x = 5 + 5 + 1 = 11`` means its last value;
+  (``7 = 11a + c``) never equals a bare value; a chain (``x = 5 + 5 + 1 = 11``, ``\\sqrt{4} = 2``) means its
+  last value only if every side equals it (``0 = 16`` equals nothing), and ``16 \\approx 0`` holds for nothing;
 - ``x \\in S`` means ``S``; an inequality in the gold answer may be answered with the interval it describes,
   not the other way round (Math-Verify's default);
-- units and ``\\text{}`` after a number are ignored unless both sides carry different units (``5 m`` vs ``5 cm``);
+- a unit after a value (:mod:`envgym.verifiers.math_units`, a whitelist) is ignored unless both sides carry
+  different units (``5 m`` vs ``5 cm``); other trailing words stay part of the answer;
+- numbers compare under :class:`envgym.verifiers.math_conventions.Conventions` (percent, tolerance);
 - a bare ``1,22`` is the decimal 1.22 when compared with a decimal written with a point (``1.22``).
 """
 

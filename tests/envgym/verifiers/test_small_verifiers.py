@@ -34,9 +34,21 @@ def test_golds_must_be_strings():
     ("Final: \\boxed{A}", "A"),
     ("(E)", "E"),
     ("A good question; I am not sure.", None),
+    ("B)", "B"),
+    ("The correct option is (B) 42.", "B"),
+    ("The answer is B because C is wrong.", "B"),
 ])
 def test_extract_choice_finds_the_committed_letter(text, letter):
     assert extract_choice(text) == letter
+
+
+@pytest.mark.parametrize("text", ["The answer is A or B.", "(A) 5 (B) 6", "\\boxed{A} ... **C**", "Answer: A, C"])
+def test_extract_choice_refuses_hedges_between_letters(text):
+    assert extract_choice(text) is None
+
+
+def test_extract_choice_reads_no_article_as_a_letter():
+    assert extract_choice("The answer is a prime number.") is None
 
 
 def test_choice_correct_compares_letters():
@@ -48,6 +60,10 @@ def test_numeric_close_uses_a_relative_tolerance():
     assert numeric_close("1,000.0000001", 1000)
     assert not numeric_close("1001", "1000")
     assert not numeric_close("about ten", "10")
+
+
+def test_numeric_close_refuses_nan_and_infinities():
+    assert not numeric_close("nan", "nan") and not numeric_close("inf", "inf")
 
 
 def test_majority_vote_rewards_the_responses_that_agree_with_the_majority():

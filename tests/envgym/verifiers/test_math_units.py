@@ -1,0 +1,30 @@
+"""envgym.verifiers.math_units: trailing text is a unit only when it is one."""
+
+import pytest
+
+from envgym.verifiers.math_units import unit_split
+
+
+@pytest.mark.parametrize("text, value, unit", [
+    ("12ft", "12", "ft"), ("2\\pi cm", "2\\pi", "cm"), ("5 cm", "5", "cm"), ("5 m", "5", "m"),
+    ("5 square feet", "5", "ft^2"), ("5 ft^2", "5", "ft^2"), ("3 cubic meters", "3", "m^3"),
+    ("60 miles per hour", "60", "mi/h"), ("3 km/h", "3", "km/h"), ("\\frac{1}{2} inches", "\\frac{1}{2}", "in"),
+    ("10 dollars", "10", "dollar"), ("1000 mL", "1000", "ml"),
+])
+def test_whitelisted_units_are_split_off_in_a_canonical_spelling(text, value, unit):
+    assert unit_split(text) == (value, unit)
+
+
+def test_spellings_of_one_unit_share_its_canonical_name():
+    assert unit_split("5 feet")[1] == unit_split("5 ft")[1] == unit_split("5 foot")[1]
+
+
+@pytest.mark.parametrize("text", ["16 is not the answer", "16 or more", "16 more", "16 at least", "2x", "x cm",
+                                  "5 apples"])
+def test_words_that_are_no_unit_stay_part_of_the_answer(text):
+    assert unit_split(text) == (text, None)
+
+
+@pytest.mark.parametrize("text", ["2m", "5s", "3h"])
+def test_a_one_letter_unit_glued_to_a_number_is_a_product(text):
+    assert unit_split(text) == (text, None)
