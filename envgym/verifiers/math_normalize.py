@@ -29,6 +29,7 @@ MAX_ANSWER_CHARS = 1000
 and the cap bounds the work any input can cause."""
 
 MAX_DIGITS = 10_000
+MAX_FACTORIAL = 3000  # 3000! has 9,131 digits
 MIN_SIGNIFICANT_DIGITS = 6
 
 _UNICODE = {
@@ -78,6 +79,7 @@ _BASE = re.compile(r"^(?P<digits>[0-9A-Fa-f]+)_\{?(?P<base>\d{1,2})\}?$", re.ASC
 _THOUSANDS = re.compile(r"^[1-9]\d{0,2}(?:(?:,\d{3})+|(?: \d{3})+)(?:\.\d+)?$", re.ASCII)
 _INFINITY = {"\\infty", "inf", "infinity", "oo", "infty"}
 _POWER = re.compile(r"(\d+)\s*\^\s*\{?\s*(\d+)(?:\s*\^\s*\{?\s*(\d+))?", re.ASCII)
+_FACTORIAL = re.compile(r"(\d+)\s*!", re.ASCII)
 
 
 def find_braced(text: str, start: int) -> tuple[str, int] | None:
@@ -279,8 +281,12 @@ def decimal_comma(text: str) -> Number | None:
 
 def too_large(text: str) -> bool:
     """Whether ``text`` holds an integer power (or power tower) with more than ``MAX_DIGITS`` digits, which
-    sympy would try to expand (``9^{9^{9}}`` has 370 million digits)."""
-    for base, exponent, tower in _POWER.findall(text):
+    sympy would try to expand (``9^{9^{9}}`` has 370 million digits; brackets do not hide one: ``9^{(9^9)}``), or
+    the factorial of a number above ``MAX_FACTORIAL``."""
+    if any(int(n) > MAX_FACTORIAL for n in _FACTORIAL.findall(text)):
+        return True
+    unbracketed = re.sub(r"[(){}\s]|\\left|\\right", "", text)
+    for base, exponent, tower in _POWER.findall(text) + _POWER.findall(unbracketed):
         digits_per_unit = math.log10(int(base)) if int(base) > 1 else 0.0
         if tower:
             if int(tower) * math.log10(max(int(exponent), 1)) > 7:

@@ -168,3 +168,10 @@ def test_a_huge_answer_is_too_long_and_decided_without_parsing():
 
 def test_an_answer_that_starts_before_the_scanned_tail_is_no_answer():
     assert grade("\\boxed{" + "1+" * 50_000 + "1}", "50001").reason == "no_answer"
+
+
+@pytest.mark.parametrize("answer", ["9^{(9^9)}", "(9)^{9^{9}}", "10000!"])
+def test_numbers_too_large_to_expand_are_refused_before_sympy_even_in_brackets(answer):
+    from envgym.verifiers.math import compare
+
+    assert compare(answer, "1") == (False, "too_large")
