@@ -549,9 +549,6 @@ def _reward_metrics(groups: list[list[Trajectory]], rollouts: list[list[Trajecto
     if any("tool_calls" in turn.info for t in episodes for turn in t.episode.turns):  # a tool env: is the tool used?
         out["tool_calls_mean"] = float(np.mean([sum(turn.info.get("tool_calls", 0) for turn in t.episode.turns)
                                                 for t in episodes]))
-    if any("tool_calls" in turn.info for t in episodes for turn in t.episode.turns):  # a tool env: is the tool used?
-        out["tool_calls_mean"] = float(np.mean([sum(turn.info.get("tool_calls", 0) for turn in t.episode.turns)
-                                                for t in episodes]))
     names = sorted({name for t in episodes for turn in t.turn_reward_components for name in turn})
     for name in names:
         out[f"reward/{name}"] = float(np.mean([sum(turn.get(name, 0.0) for turn in t.turn_reward_components)
