@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from envgym.core import Action, Env, Message, StepResult, Task, reward_total
-from envgym.tools.parsing import ToolCall, parse_turn
+from envgym.tools.parsing import ToolCall, check_formats, parse_turn
 from envgym.tools.tool import Tool, ToolUnavailable, render_tools_prompt
 
 
@@ -53,6 +53,8 @@ class ToolEnv(Env):
         ``info["tools"]``, the OpenAI schemas, to its chat template). Every format is parsed either way.
     answer_format: how the system prompt tells the agent to give its final answer (``None``: it does not).
     tag_result_role: role of the message answering a tag call (``"user"`` as in Search-R1, or ``"tool"``).
+    call_formats: the call formats read from the policy's text (``envgym.tools.parsing.CALL_FORMATS``; default
+        every unambiguous one; add ``"pythonic"`` for Llama 3.2/4-style ``[name(argument=value)]`` calls).
     efficiency_weight, optimal_calls: the OTC component ``weight · correct · (score - 1)``: a correct answer
         with the task's optimal number of calls keeps its full reward, more (or fewer) calls lose up to
         ``weight``.
@@ -74,6 +76,7 @@ class ToolEnv(Env):
         call_cost: float = 0.0,
         efficiency_weight: float = 0.0,
         optimal_calls: int = 1,
+        call_formats: Sequence[str] | None = None,
     ):
         if prompt_format not in ("tags", "json", None):
             raise ValueError(f"prompt_format must be 'tags', 'json' or None, got {prompt_format!r}")
@@ -100,6 +103,7 @@ class ToolEnv(Env):
         self.call_cost = call_cost
         self.efficiency_weight = efficiency_weight
         self.optimal_calls = optimal_calls
+        self.call_formats = check_formats(call_formats)
         self._tag_arguments = {tool.name: tool.tag_argument for tool in tools if tool.tag_argument is not None}
 
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -128,7 +132,8 @@ class ToolEnv(Env):
 
     def _step(self, action: Action) -> StepResult:
         try:
-            parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments)
+            parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments,
+                                formats=self.call_formats)
         except (ValueError, RecursionError) as error:  # a JSON number too long for int(), JSON nested 40,000 deep
             return self._unreadable_turn(f"the tool calls could not be read ({str(error)[:200]})")
         if parsed.calls and not parsed.answer_first:

@@ -198,3 +198,14 @@ def test_the_reference_and_wrong_actions_are_the_wrapped_envs():
     assert env.step(env.wrong_action())[1] == 0.0
     env.reset(seed=0, options={"task_index": 3})
     assert env.step(env.reference_action())[1] == 1.0
+
+
+def test_call_formats_choose_what_is_read_as_a_call(tools):
+    pythonic = make(tools, call_formats=["hermes", "pythonic"])
+    pythonic.reset(seed=0)
+    assert pythonic.step("[add(a=2, b=3)]")[0] == [{"role": "tool", "tool_call_id": "call_0", "name": "add", "content": "5"}]
+    plain = make(tools)
+    plain.reset(seed=0)
+    assert plain.step("[add(a=2, b=3)]")[2]  # not a call by default: the turn is the final answer
+    with pytest.raises(ValueError, match="unknown tool-call formats"):
+        make(tools, call_formats=["xml"])
