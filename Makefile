@@ -7,7 +7,7 @@ setup:
 	bash scripts/setup.sh
 
 demo: setup
-	envgym demo --suite suites/default.yaml --recipe recipes/smollm2-arithmetic-cpu.yaml --out runs/demo
+	envgym demo --suite suites/default.yaml --recipe recipes/smollm2-tool-cpu.yaml --out runs/demo
 
 test: setup
 	bash scripts/services.sh

@@ -16,7 +16,8 @@ import typer
 from envgym.agents.cli_output import DEBUG_HELP, VERBOSE_HELP, StepProgress, one_line_errors, quiet_libraries, \
     training_callback
 
-DEMO_METRICS = ("mean_reward", "pass@1")
+DEMO_METRICS = ("mean_reward", "pass@1", "avg_tool_calls")
+"""The rows of the before/after table; ``avg_tool_calls`` shows only for envs where a tool was called."""
 
 
 def demo_command(
@@ -80,7 +81,7 @@ def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
     write_reports(after, out / "after")
 
     header, rows = compare(before, after)
-    rows = [row for row in rows if row[1] in DEMO_METRICS]
+    rows = [row for row in rows if _shown(row)]
     print_table(console, header, rows)
     (out / "comparison.md").write_text(_markdown(header, rows))
     curve = [m.get("reward_mean", float("nan")) for m in trainer.history]
@@ -94,6 +95,13 @@ def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
 def _train_with_progress(trainer: Any, console: Any) -> None:
     with StepProgress(console, "GRPO", trainer.config.max_steps, trainer.step) as progress:
         trainer.train(on_step=training_callback(progress, console))
+
+
+def _shown(row: list[str]) -> bool:
+    """Whether a ``compare`` row (env, metric, before, after, change) belongs in the demo's table: the tool-use
+    row only where a tool was called, before or after (elsewhere it is 0 -> 0 and says nothing)."""
+    env_id, metric, before, after, _ = row
+    return metric in DEMO_METRICS and (metric != "avg_tool_calls" or float(before) + float(after) > 0)
 
 
 def _mean(values: list[float]) -> float:
