@@ -10,7 +10,8 @@ Every replacement keeps the task's own grading rule and credit levels where they
 - **Beaten by a generic answer**: puzzle24 never checks the numbers used (any expression worth 24 earns);
   coin_flip gives full credit to a prefix of the probability's digits (``0`` for ``0.3125``);
   game_of_life_halting gives 1.0 to any non-empty text; advanced_geometry reads the first two numbers of any
-  text as the orthocenter; knights_knaves reads (name, role) pairs out of any text, a copied statement too.
+  text as the orthocenter; knights_knaves reads (name, role) pairs out of any text, a copied statement too;
+  rush_hour and rubiks_cube pick moves out of any text.
 
 ``SCORERS`` maps a task to ``score(dataset, answer, entry) -> float``; the env calls it instead of
 ``dataset.score_answer``. A test checks that every registered task whose scorer's source calls ``eval``,
@@ -173,6 +174,23 @@ def _knights_knaves(dataset: Any, answer: str | None, entry: dict[str, Any]) -> 
     return float(dataset.score_answer(answer, entry))
 
 
+def _moves_only(move: str) -> Scorer:
+    """A plan task's scorer, given only answers made of moves (whitespace-separated tokens matching ``move``).
+
+    rush_hour's and rubiks_cube's scorers pick moves out of any text, so the plan among other words earned
+    full marks; rubiks_cube also repeats a move as often as its trailing number says (``U99999999`` would
+    build a list of 10^8 moves inside the step).
+    """
+    pattern = re.compile(move)
+
+    def score(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
+        if not isinstance(answer, str) or not all(pattern.fullmatch(token) for token in answer.split()):
+            return 0.0
+        return float(dataset.score_answer(answer, entry))
+
+    return score
+
+
 def _n_queens_board(dataset: Any, board: Any) -> str:
     return dataset._board_to_string(board)
 
@@ -192,4 +210,6 @@ SCORERS: dict[str, Scorer] = {
     "game_of_life_halting": _game_of_life_halting,
     "advanced_geometry": _advanced_geometry,
     "knights_knaves": _knights_knaves,
+    "rush_hour": _moves_only(r"[A-Z][+-]\d{1,2}"),
+    "rubiks_cube": _moves_only(r"[URFDLBMESurfdlbxyz]w?'?[23]?'?"),
 }

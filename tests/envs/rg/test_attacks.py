@@ -103,6 +103,16 @@ def test_restating_the_integral_earns_nothing_where_the_gold_is_left_unevaluated
     assert env.step(env.reference_action())[1] == 1.0
 
 
+@pytest.mark.parametrize("task", ["rush_hour", "rubiks_cube"])
+def test_a_plan_among_other_words_earns_nothing(task):
+    env = envgym.make(f"rg/{task}-v0", size=10)
+    env.reset(seed=0, options={"task_index": 0})
+    plan = env.reference_action().removeprefix("<answer>").removesuffix("</answer>")
+    for hedge in (f"0, {plan}", f"either 0 or {plan}", f"{plan} or more"):
+        env.reset(seed=0, options={"task_index": 0})
+        assert env.step(f"<answer>{hedge}</answer>")[1] == 0.0, hedge
+
+
 EXECUTING_SCORERS = ["n_queens", "binary_matrix", "spiral_matrix", "string_insertion", "countdown", "puzzle24",
                      "simple_integration", "intermediate_integration", "polynomial_multiplication"]
 

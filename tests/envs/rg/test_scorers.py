@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from envgym.envs.rg.answers import reference_answer
 from envgym.envs.rg.excluded import EXCLUDED
 from envgym.envs.rg.scorers import SCORERS
 from envgym.envs.rg.tasks import REGISTERED
@@ -38,9 +39,9 @@ def test_replaced_scorers_belong_to_known_tasks():
 
 
 @pytest.mark.parametrize("task", sorted(SCORERS))
-def test_a_replaced_scorer_gives_the_tasks_own_answer_full_marks(task):
+def test_a_replaced_scorer_gives_the_reference_answer_full_marks(task):
     dataset, entry = entry_and_dataset(task)
-    assert SCORERS[task](dataset, entry["answer"], entry) == 1.0
+    assert SCORERS[task](dataset, reference_answer(task, entry), entry) == 1.0
 
 
 def test_countdown_needs_the_given_numbers_each_once_and_the_target():
