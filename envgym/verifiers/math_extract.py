@@ -57,6 +57,15 @@ _CONTINUATION = re.compile(r"\b(?:so|thus|hence|therefore|then|is|are|was|equals
                            re.IGNORECASE)
 _FIRST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?")
 _SHORT_ANSWER_WORDS = 4
+# A number and up to three plain words after "the answer is" names what was counted, unless a word qualifies or
+# hedges the number ("16 or more", "16 is not right", "about 16").
+_COUNTED = re.compile(r"(?P<number>-?\$?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)\s+(?P<words>[A-Za-z]+(?:\s+[A-Za-z]+){0,2})")
+_QUALIFIERS = {
+    "or", "and", "nor", "not", "no", "never", "more", "less", "fewer", "least", "most", "than", "about", "around",
+    "approximately", "roughly", "nearly", "almost", "over", "under", "above", "below", "maybe", "perhaps",
+    "possibly", "probably", "plus", "minus", "times", "to", "is", "are", "was", "were", "wrong", "incorrect",
+    "false", "either", "but", "if", "unless", "except", "up", "ish", "give", "take", "per", "percent", "each",
+}
 
 
 MAX_SCAN_CHARS = 20_000
@@ -237,6 +246,9 @@ def _answer_value(rest: str) -> str | None:
     sentence = re.split(r"\.(?:\s|$)|\n|\s+I hope\b", rest, maxsplit=1)[0].strip().strip('*"').rstrip(".").strip()
     if not sentence:
         return None
+    counted = _COUNTED.fullmatch(sentence)
+    if counted and not _QUALIFIERS & set(counted.group("words").lower().split()):
+        return counted.group("number")  # "the answer is 18 apples": the number of what was counted
     if len(sentence.split()) <= _SHORT_ANSWER_WORDS or not re.search(r"\d", sentence):
         return sentence
     number = _FIRST_NUMBER.search(sentence)

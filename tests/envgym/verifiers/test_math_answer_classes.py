@@ -23,6 +23,9 @@ def test_whole_responses_with_the_answer_outside_a_box():
         ("**Answer:** 7", "7", True),
         ("We get \\[10^3\\] and then compute 7.", "7", False),  # prose after the math is no marker
         ("I think 42", "42", False),  # no marker at all
+        ("The answer is 18 apples.", "18", True),  # what was counted
+        ("The answer is 18 or more apples.", "18", False),  # a qualified number
+        ("The answer is 16 is not right.", "16", False),
     ])
 
 
