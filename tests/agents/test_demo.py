@@ -34,3 +34,12 @@ def test_a_recipe_without_an_env_is_refused(tmp_path):
     recipe.write_text("max_steps: 1\n")
     result = CliRunner().invoke(app, ["demo", "--recipe", str(recipe), "--out", str(tmp_path / "demo")])
     assert result.exit_code == 2 and "names no env" in result.output
+
+
+def test_the_table_shows_the_tool_use_row_only_where_a_tool_was_called():
+    from envgym.agents.demo import _shown
+
+    assert _shown(["math/Calculator-v0", "avg_tool_calls", "0.062", "0.812", "+0.750"])
+    assert not _shown(["math/Arithmetic-v0", "avg_tool_calls", "0.000", "0.000", "+0.000"])
+    assert _shown(["math/Arithmetic-v0", "pass@1", "0.000", "0.000", "+0.000"])
+    assert not _shown(["math/Arithmetic-v0", "avg_turns", "1.000", "1.000", "+0.000"])
