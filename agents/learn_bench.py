@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ def bench_learn(
     steps: int = typer.Option(None, "--steps", help="Steps per trainer (default: the recipe's max_steps)."),
     recipe: Path = typer.Option(RECIPE, "--recipe", help="A one-turn recipe whose env has a task source."),
     seeds: int = typer.Option(3, "--seeds", help="Runs per side: seeds recipe seed, +1, ... (each fixes a task order)."),
+    jobs: int = typer.Option(1, "--jobs", help="Runs at a time (more finish sooner on a shared machine; each run's "
+                                              "seconds per step then include the others' load)."),
 ) -> None:
     """Per-step reward curves of envgym's GRPOTrainer and TRL's GRPOTrainer on one recipe over several seeds,
     same run."""
@@ -50,20 +53,26 @@ def bench_learn(
     if config.max_steps < 4:
         raise typer.BadParameter(f"--steps must be >= 4 (curves are compared as moving averages of "
                                  f"{WINDOW} steps, or half the run when it is shorter than {2 * WINDOW})")
-    if seeds < 1:
-        raise typer.BadParameter(f"--seeds must be >= 1, got {seeds}")
+    if seeds < 1 or jobs < 1:
+        raise typer.BadParameter(f"--seeds and --jobs must be >= 1, got {seeds} and {jobs}")
     try:
         import trl  # noqa: F401
     except ImportError as error:
         raise typer.BadParameter("bench learn compares with TRL: pip install 'envgym[peers]'") from error
     seed_list = [config.seed + offset for offset in range(seeds)]
-    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}
-    for seed in seed_list:  # seed by seed, so an interrupted run still has both sides of the seeds it finished
-        for side in SIDES:
-            runs[side].append({"seed": seed, **_run_worker(side, recipe, config.max_steps, seed)})
-            typer.echo(json.dumps({"side": side, **runs[side][-1]}), err=True)
+    # Seed by seed (both sides of a seed before the next), so a run cut short has both sides of what it finished.
+    order = [(side, seed) for seed in seed_list for side in SIDES]
+
+    def run(side: str, seed: int) -> dict[str, Any]:
+        measured = {"seed": seed, **_run_worker(side, recipe, config.max_steps, seed)}
+        typer.echo(json.dumps({"side": side, **measured}), err=True)
+        return measured
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        finished = list(pool.map(lambda job: run(*job), order))
+    runs = {side: [measured for (of, _), measured in zip(order, finished) if of == side] for side in SIDES}
     result: dict[str, Any] = {"benchmark": "learn", "machine": machine(), "recipe": str(recipe),
-                              "steps": config.max_steps, "seeds": seed_list,
+                              "steps": config.max_steps, "seeds": seed_list, "jobs": jobs,
                               "settings": {"gradient_checkpointing": config.gradient_checkpointing,
                                            "task_order": "drawn from each seed, the same for both sides"}}
     result.update(summarize(runs, config.max_steps))
