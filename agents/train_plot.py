@@ -6,8 +6,15 @@ from pathlib import Path
 from typing import Any
 
 
+UNSHAPED = "reward/correct"
+"""The correctness component: drawn beside the reward when shaping (a tool bonus, a format reward) makes the two
+differ, because the run is judged on it."""
+
+
 def plot_rewards(history: list[dict[str, Any]], path: str | Path, title: str = "GRPO") -> Path:
-    """Plot reward mean ± std per step from metrics records (``step``, ``reward_mean``, ``reward_std``)."""
+    """Plot reward mean ± std per step from metrics records (``step``, ``reward_mean``, ``reward_std``), the
+    unshaped ``reward/correct`` where it differs from the reward, and ``tool_calls_mean`` (right axis) where
+    logged."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,6 +28,12 @@ def plot_rewards(history: list[dict[str, Any]], path: str | Path, title: str = "
     axis.plot(steps, mean, label="reward mean")
     axis.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)], alpha=0.2,
                       label="± std")
+    if any(UNSHAPED in m and m[UNSHAPED] != m["reward_mean"] for m in records):
+        axis.plot(steps, [m.get(UNSHAPED, float("nan")) for m in records], label="correct (unshaped)")
+    if any("tool_calls_mean" in m for m in records):
+        calls = axis.twinx()
+        calls.plot(steps, [m.get("tool_calls_mean", float("nan")) for m in records], color="gray", linestyle="--")
+        calls.set_ylabel("tool calls per episode (dashed)")
     axis.set_xlabel("step")
     axis.set_ylabel("episode reward")
     axis.set_title(title)
