@@ -391,10 +391,13 @@ class Comparison:
     def _holding(self, verdict: Verdict, pred: str) -> Verdict:
         """``verdict`` on an answer's value, given only if its chain of equalities holds (``\\sqrt{4} = 2`` does,
         ``0 = 16`` holds for nothing): a relation is checked, never read as its last side."""
-        if verdict is False:
-            return False
         sides = chain_sides(pred)
-        return _all_of([verdict, *(self.compare(side, sides[-1]) for side in sides[:-1])])
+        verdicts = [verdict]
+        for side in sides[:-1]:
+            if verdicts[-1] is False:
+                return False  # lazily: with a sympy leaf every side costs milliseconds
+            verdicts.append(self.compare(side, sides[-1]))
+        return _all_of(verdicts)
 
     def _items(self, text: str) -> list[str]:
         found = sequence(text)
