@@ -49,3 +49,30 @@ def test_eval_refuses_a_bad_reward_file_with_its_key_path(tmp_path):
     result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--reward", str(reward),
                                       "--out", str(tmp_path / "run")])
     assert result.exit_code == 2 and "reward.components[0].weight must be a number" in result.output
+
+
+def test_eval_maj_at_k_counts_one_answer_written_three_ways(tmp_path):
+    from transformers import AutoTokenizer
+
+    from envgym.agents.evaluate import EnvEval, evaluate
+    from helpers.scripted_policy import ScriptedPolicy
+    from helpers.tiny_models import tiny_model_path
+
+    class Cycling(ScriptedPolicy):
+        """Answers in turn: a wrong 3, then one half in three forms (the majority, once clustered)."""
+
+        queue = ["\\boxed{3}", "\\boxed{1/2}", "\\boxed{0.5}", "\\boxed{\\frac{1}{2}}"]
+
+        def generate(self, prompts, params):
+            out = []
+            for ids in prompts:
+                self.scripts = {"half": [self.queue.pop(0)]}
+                out.extend(super().generate([ids], params))
+            return out
+
+    tasks = tmp_path / "half.jsonl"
+    tasks.write_text('{"question": "What is one half?", "answer": "1/2"}\n')
+    policy = Cycling(AutoTokenizer.from_pretrained(tiny_model_path()), {"half": ["unused"]})
+    config = EnvEval(id="math/Dataset-v0", n=4, n_tasks=1, k=[4], max_new_tokens=16, kwargs={"path": str(tasks)})
+    summary = evaluate(policy, [config], tmp_path / "run", batch_size=4)["envs"]["math/Dataset-v0"]
+    assert summary["pass@1"] == 0.75 and summary["maj@4"] == 1.0  # exact strings would elect the first answer, 3
