@@ -39,11 +39,11 @@ for _canonical, _spellings in _UNIT_SPELLINGS.items():
             _CANONICAL[_spelling + ("es" if _spelling.endswith("inch") else "s")] = _canonical
 # One-letter units are case-sensitive (``5 m`` is metres, ``5 M`` is not a unit) and never glued to the number.
 _ONE_LETTER = {"m": "m", "g": "g", "s": "s", "h": "h", "l": "l", "L": "l", "V": "volt", "W": "watt", "J": "joule",
-               "K": "kelvin", "N": "newton"}
+               "K": "kelvin", "N": "newton", "C": "celsius", "F": "fahrenheit"}
 
 _POWER = r"(?:\s*\^\s*\{?\s*[23]\s*\}?)?"
 _TRAILING_UNIT = re.compile(
-    rf"(?P<unit>(?P<prefix>(?:square|sq|cubic|cu)\.?\s+)?(?P<first>[A-Za-z]+){_POWER}"
+    rf"(?P<unit>(?P<prefix>(?:square|sq|cubic|cu)\.?\s+)?(?P<first>[A-Za-z]+){_POWER}(?P<suffix>\s+(?:squared|cubed))?"
     rf"(?:\s*(?:/|\s\s*per\s)\s*(?P<second>[A-Za-z]+){_POWER})?)\s*\.?$"
 )
 _VALUE_END = re.compile(r"(?:\d|\}|\)|\\[A-Za-z]+)$")
@@ -71,5 +71,7 @@ def unit_split(text: str) -> tuple[str, str | None]:
         return text, None
     head = match.group("unit").split("/")[0].split(" per ")[0]
     prefix = (match.group("prefix") or "").strip(" .").lower()
-    power = "3" if prefix in ("cubic", "cu") or "3" in head else "2" if prefix or "2" in head else ""
+    suffix = (match.group("suffix") or "").strip()
+    cubed = prefix in ("cubic", "cu") or suffix == "cubed" or "3" in head
+    power = "3" if cubed else "2" if prefix or suffix or "2" in head else ""
     return value, first + (f"^{power}" if power else "") + (f"/{second}" if second else "")

@@ -40,6 +40,7 @@ def test_numbers_followed_by_units():
         ("\\boxed{3 km/h}", "3", True),
         ("\\boxed{\\$12.50}", "12.5", True),
         ("\\boxed{90^\\circ}", "90", True),
+        ("\\boxed{20^\\circ \\text{C}}", "20", True),
         ("\\boxed{5 \\text{ cm}}", "5 \\text{ m}", False),  # both carry units, and they differ
         ("\\boxed{5 \\text{ or more}}", "5", False),  # words that are no unit
         ("\\boxed{2m}", "2", False),  # a one-letter unit glued to a number is a product

@@ -9,7 +9,8 @@ from envgym.verifiers.math_units import unit_split
     ("12ft", "12", "ft"), ("2\\pi cm", "2\\pi", "cm"), ("5 cm", "5", "cm"), ("5 m", "5", "m"),
     ("5 square feet", "5", "ft^2"), ("5 ft^2", "5", "ft^2"), ("3 cubic meters", "3", "m^3"),
     ("60 miles per hour", "60", "mi/h"), ("3 km/h", "3", "km/h"), ("\\frac{1}{2} inches", "\\frac{1}{2}", "in"),
-    ("10 dollars", "10", "dollar"), ("1000 mL", "1000", "ml"),
+    ("10 dollars", "10", "dollar"), ("1000 mL", "1000", "ml"), ("5 meters squared", "5", "m^2"),
+    ("3 feet cubed", "3", "ft^3"), ("50 C", "50", "celsius"),
 ])
 def test_whitelisted_units_are_split_off_in_a_canonical_spelling(text, value, unit):
     assert unit_split(text) == (value, unit)
