@@ -148,7 +148,7 @@ def _boxes(text: str) -> list[tuple[str, int, int]]:
 
 _UNBRACED_BOX = re.compile(r"\s*([^\s$]{1,100})")
 # A hedge between two answers makes them one list of candidates (which never equals a single value).
-_HEDGES = re.compile(r"\b(?:or|either|alternatively|otherwise|maybe|perhaps|possibly)\b", re.IGNORECASE)
+_HEDGES = re.compile(r"\b(?:or|alternatively|otherwise|maybe|perhaps|possibly)\b", re.IGNORECASE)
 
 
 def _joins(between: str) -> bool:
