@@ -1,7 +1,7 @@
 """Multiple-choice letters and numeric answers with a tolerance.
 
 ``extract_choice`` finds the letter a response commits to, in its common phrasings: an explicit "the answer is
-(B)" / "Answer: B" / "option B" first, then a letter marked alone (``(B)``, ``B)`` at the start of a line,
+(B)" / "Answer: B" first, then a letter named as an option ("Option C is correct"), then a letter marked alone (``(B)``, ``B)`` at the start of a line,
 ``**B**``, ``\\boxed{B}``), then a response that is just a letter. A letter inside ordinary words ("A good
 question") never counts, and a hedge never commits: "the answer is A or B", a response that marks two different
 letters, ``\\boxed{A}`` and later ``**C**`` have no answer.
@@ -16,6 +16,7 @@ import re
 _EXPLICIT = re.compile(r"\b(?:answer|choice|option)\s*(?:is|:)\s*:?(?P<rest>[^\n]{0,80})", re.IGNORECASE)
 _COMMITTED_RUN = re.compile(r"(?:[\s*\"'`(\[{}).:,/]|\\boxed\{|\\text\{|\b(?:option|choice|or|and)\b|\b[A-Za-z]\b)*",
                             re.IGNORECASE)
+_NAMED = re.compile(r"\b(?i:option|choice)\s+\(?([A-Z])\)?(?![A-Za-z])")  # "Option C is correct."
 _MARKED = re.compile(r"\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\\boxed\{\s*(?:\\text\{)?\(?([A-Z])\)?\}?\s*\}|^\s*([A-Z])\)",
                      re.MULTILINE)
 
@@ -30,6 +31,9 @@ def extract_choice(text: str, letters: str = "ABCDE") -> str | None:
         found = _letters_in_run(explicit[-1].group("rest"))
         if found:
             return found.pop() if len(found) == 1 and found <= allowed else None
+    named = {match.group(1) for match in _NAMED.finditer(text)}
+    if named:
+        return named.pop() if len(named) == 1 and named <= allowed else None
     marked = {next(group for group in match.groups() if group) for match in _MARKED.finditer(text)} & allowed
     if marked:
         return marked.pop() if len(marked) == 1 else None

@@ -37,12 +37,14 @@ def test_golds_must_be_strings():
     ("B)", "B"),
     ("The correct option is (B) 42.", "B"),
     ("The answer is B because C is wrong.", "B"),
+    ("Option C is correct.", "C"),
 ])
 def test_extract_choice_finds_the_committed_letter(text, letter):
     assert extract_choice(text) == letter
 
 
-@pytest.mark.parametrize("text", ["The answer is A or B.", "(A) 5 (B) 6", "\\boxed{A} ... **C**", "Answer: A, C"])
+@pytest.mark.parametrize("text", ["The answer is A or B.", "(A) 5 (B) 6", "\\boxed{A} ... **C**", "Answer: A, C",
+                                  "Option A is wrong and option C is right."])
 def test_extract_choice_refuses_hedges_between_letters(text):
     assert extract_choice(text) is None
 
