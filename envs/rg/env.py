@@ -81,6 +81,43 @@ class _DatasetTasks:
         return self.get(int(rng.integers(len(self))))
 
 
+# Tasks whose answer is one of a few options, which reasoning-gym generates unevenly (syllogism: 71% Yes).
+CHOICE_TASKS: dict[str, tuple[str, ...]] = {
+    "syllogism": ("Yes", "No"), "circuit_logic": ("0", "1"), "course_schedule": ("True", "False"),
+    "isomorphic_strings": ("True", "False"), "ransom_note": ("True", "False"),
+    "game_of_life_halting": ("True", "False"), "mahjong_puzzle": ("Chi", "Peng", "Pass"),
+}
+
+
+class _BalancedTasks(_DatasetTasks):
+    """The tasks of a choice task with the answers in turn: task ``i``'s answer is ``options[i % k]``.
+
+    A constant answer is then right on one task in ``k`` of any ``k`` in a row, as guessing is, where
+    reasoning-gym's own order lets a policy learn the majority answer. Task ``i`` is the ``i // k``-th
+    dataset entry with that answer; entries are scanned in dataset order (past ``size`` where one option is
+    rare: reasoning-gym's generators take any index), so the mapping is the same in every env and process.
+    """
+
+    def __init__(self, dataset: Any, task: str, seed: int, system_prompt: str, options: tuple[str, ...]):
+        super().__init__(dataset, task, seed, system_prompt)
+        self.options = options
+        self._indices_by_answer: dict[str, list[int]] = {option: [] for option in options}
+        self._scanned = 0
+
+    def entry(self, index: int) -> dict[str, Any]:
+        option, rank = self.options[index % len(self.options)], index // len(self.options)
+        found = self._indices_by_answer[option]
+        while len(found) <= rank:
+            if self._scanned > 50 * len(self) + 1000:
+                raise RuntimeError(f"{self.task}: too few entries answer {option!r} to balance the answers")
+            answer = str(super().entry(self._scanned).get("answer")).strip()
+            if answer not in self._indices_by_answer:
+                raise RuntimeError(f"{self.task} entry {self._scanned} answers {answer!r}, not one of {self.options}")
+            self._indices_by_answer[answer].append(self._scanned)
+            self._scanned += 1
+        return super().entry(found[rank])
+
+
 class ReasoningGymEnv(Env):
     description = "A reasoning-gym task, scored by the task's own scorer."
 
@@ -100,7 +137,10 @@ class ReasoningGymEnv(Env):
             # collect those files now, so their ResourceWarnings do not surface at a random later point.
             warnings.simplefilter("ignore", ResourceWarning)
             self.dataset = reasoning_gym.create_dataset(task, size=size, seed=seed, **config)
-            self.tasks = _DatasetTasks(self.dataset, task, seed, SYSTEM_PROMPTS["default"])
+            if task in CHOICE_TASKS:
+                self.tasks = _BalancedTasks(self.dataset, task, seed, SYSTEM_PROMPTS["default"], CHOICE_TASKS[task])
+            else:
+                self.tasks = _DatasetTasks(self.dataset, task, seed, SYSTEM_PROMPTS["default"])
             self.tasks.entry(0)
             gc.collect()
 

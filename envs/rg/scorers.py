@@ -8,7 +8,8 @@ Every replacement keeps the task's own grading rule and credit levels where they
   sandbox: these answers are numbers, lists and short formulas that a whitelist over :mod:`ast` reads exactly,
   in microseconds, where a sandbox run costs a process start and sympy's import per step.
 - **Beaten by a generic answer**: puzzle24 never checks the numbers used (any expression worth 24 earns);
-  coin_flip gives full credit to a prefix of the probability's digits (``0`` for ``0.3125``);
+  coin_flip gives full credit to a prefix of the probability's digits (``0`` for ``0.3125``) and to ``0`` on
+  small probabilities;
   game_of_life_halting gives 1.0 to any non-empty text; advanced_geometry reads the first two numbers of any
   text as the orthocenter; knights_knaves reads (name, role) pairs out of any text, a copied statement too;
   rush_hour and rubiks_cube pick moves out of any text.
@@ -138,12 +139,14 @@ def _polynomial_multiplication(dataset: Any, answer: str | None, entry: dict[str
 
 
 def _coin_flip(dataset: Any, answer: str | None, entry: dict[str, Any], tolerance: float = 1e-4) -> float:
-    # reasoning-gym also gives credit for a matching prefix of the digits, so "0" earns full marks on "0.3125".
+    # reasoning-gym also gives credit for a matching prefix of the digits, so "0" earns full marks on "0.3125",
+    # and its tolerance is absolute: "0" was within 1e-4 of 15 heads in 15 flips (3.05e-05). Ours is relative.
     try:
         value = Fraction((answer or "").replace(",", "").strip())
     except (ValueError, ZeroDivisionError):
         return 0.0
-    return float(abs(value - Fraction(entry["answer"].replace(",", ""))) <= tolerance)
+    gold = Fraction(entry["answer"].replace(",", ""))
+    return float(abs(value - gold) <= tolerance * abs(gold))
 
 
 def _game_of_life_halting(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:

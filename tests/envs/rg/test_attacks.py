@@ -5,7 +5,6 @@ import collections
 import pytest
 
 import envgym
-from envgym.envs.rg.env import ReasoningGymEnv
 
 pytest.importorskip("reasoning_gym")
 
@@ -53,11 +52,12 @@ def test_propositional_logic_is_registered_unsafe_since_restating_the_premises_e
 
 
 @pytest.mark.parametrize("task", ["syllogism", "circuit_logic"])
-def test_tasks_whose_answers_are_skewed_are_registered_unsafe(task):
-    env = ReasoningGymEnv(task, size=200)
-    counts = collections.Counter(str(env.tasks.get(index).answer) for index in range(200))
-    assert counts.most_common(1)[0][1] > 120  # a constant answer beats guessing between two options
-    assert f"rg/{task}-v0" not in safe_ids()
+def test_a_constant_answer_is_right_no_more_often_than_guessing_on_a_choice_task(task):
+    # reasoning-gym's own order: 71% of syllogism's answers are Yes, 62% of circuit_logic's are 0.
+    tasks = envgym.make(f"rg/{task}-v0", size=100).unwrapped.tasks
+    counts = collections.Counter(str(tasks.get(index).answer) for index in range(100))
+    assert sorted(counts.values()) == [50, 50]
+    assert [tasks.get(index).answer for index in range(4)] == [*tasks.options, *tasks.options]
 
 
 def test_the_first_option_of_the_format_template_earns_no_partial_credit_on_knights_knaves():

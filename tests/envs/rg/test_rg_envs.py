@@ -27,8 +27,9 @@ def test_every_task_is_registered_and_the_excluded_only_as_unsafe_with_the_reaso
 
 def test_an_excluded_task_is_built_only_on_opt_in():
     with pytest.raises(envgym.UnsafeEnv):
-        envgym.make("rg/syllogism-v0")
-    assert envgym.make("rg/syllogism-v0", size=5, allow_unsafe=True).unwrapped.task_name == "syllogism"
+        envgym.make("rg/propositional_logic-v0")
+    env = envgym.make("rg/propositional_logic-v0", size=5, allow_unsafe=True)
+    assert env.unwrapped.task_name == "propositional_logic"
 
 
 # The default run plays a spread of task kinds; the slow run plays every task (about two minutes).

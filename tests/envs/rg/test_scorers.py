@@ -79,6 +79,13 @@ def test_coin_flip_accepts_a_fraction_equal_to_the_probability():
     assert SCORERS["coin_flip"](dataset, "0.3", entry) == 0.0
 
 
+def test_coin_flip_refuses_0_for_a_small_probability():
+    dataset = reasoning_gym.create_dataset("coin_flip", size=5, seed=0)
+    entry = {"answer": "3.051757812e-05", "metadata": {}}  # 15 heads in 15 flips
+    assert SCORERS["coin_flip"](dataset, "0", entry) == 0.0
+    assert SCORERS["coin_flip"](dataset, "1/32768", entry) == 1.0
+
+
 def test_game_of_life_halting_compares_the_answer_case_insensitively():
     dataset, entry = entry_and_dataset("game_of_life_halting")
     assert SCORERS["game_of_life_halting"](dataset, entry["answer"].lower(), entry) == 1.0
