@@ -17,7 +17,6 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from envgym.core import Action, Message
@@ -363,8 +362,3 @@ def _openai_calls(calls: list[tuple[str, Any]]) -> Action:
     return {"role": "assistant", "content": "",
             "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
                            for i, (name, arguments) in enumerate(calls)]}
-
-
-def marker_paths(strategies: list[Strategy]) -> list[Path]:
-    """Every marker file a battery can create."""
-    return [Path(s.marker) for s in strategies if s.marker is not None]
