@@ -37,7 +37,6 @@ class AuditSettings:
     slow_step_s: float = SLOW_STEP_S
     deadline_s: float = DEADLINE_S
     seed: int = 0
-    include_unsafe: bool = False
 
 
 @dataclasses.dataclass
