@@ -50,7 +50,8 @@ def test_rows_in_another_order_earn_nothing_when_the_question_asks_for_an_order(
 
 
 def test_dropping_duplicate_rows_earns_nothing():
-    index = task_of_kind("duplicates_and_nulls", lambda answer: len(set(map(tuple, answer["rows"]))) < len(answer["rows"]))
+    index = task_of_kind("duplicates_and_nulls",
+                         lambda answer: len(set(map(tuple, answer["rows"]))) < len(answer["rows"]))
     assert play(lambda e: "```sql\n" + e.task.answer["query"].replace("SELECT c.city", "SELECT DISTINCT c.city")
                 + "\n```", index)[1] == 0.0
 
