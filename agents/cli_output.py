@@ -55,6 +55,7 @@ def quiet_libraries(verbose: bool) -> None:
     if verbose:
         return
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the GGUF de-quantization bar is a plain tqdm, deaf to the above
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     for module in ("transformers", "peft", "torch", "accelerate", "huggingface_hub", "gguf"):
