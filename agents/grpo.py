@@ -441,6 +441,41 @@ def token_advantages(num_tokens: int, turn_ends: Sequence[int], advantages: Sequ
     return out
 
 
+def step_returns(rewards: Sequence[float], credit: str = "min") -> list[float]:
+    """The return of each step of a response from its process rewards r_1..r_K (steps in order, across turns).
+
+    - ``min`` (PURE, Cheng et al. 2025, "Stop Summation: Min-Form Credit Assignment Is All Process Reward Model
+      Needs for Reasoning", arXiv:2504.15275): G_k = min_{j≥k} r_j. A step is worth the worst step still ahead,
+      so a long chain of mediocre steps cannot add up to more than its weakest link (the sum form invites
+      reward hacking by padding steps).
+    - ``sum``: G_k = Σ_{j≥k} r_j, the usual reward-to-go (γ = 1).
+    """
+    if credit not in ("min", "sum"):
+        raise ValueError(f"credit must be one of min, sum; got {credit!r}")
+    returns, running = [0.0] * len(rewards), None
+    for k in range(len(rewards) - 1, -1, -1):
+        r = float(rewards[k])
+        running = r if running is None else (min(r, running) if credit == "min" else r + running)
+        returns[k] = running
+    return returns
+
+
+def step_advantages(group: Sequence[Sequence[float]], credit: str, epsilon: float) -> list[list[float]]:
+    """Per-step advantages of one group, ``A[episode][step]`` from process rewards ``group[episode][step]``::
+
+        A_{i,k} = (G_{i,k} - mean(G)) / (std(G) + ε),   G from :func:`step_returns`
+
+    with the mean and std over every step of every episode of the group (the group baseline of GRPO, taken
+    over steps). The trainer adds A_{i,k}, times the component's weight, to the turn advantage of each policy
+    token of step k, so the outcome's credit per turn is kept and each step gets its own on top."""
+    returns = [step_returns(episode, credit) for episode in group]
+    flat = [g for episode in returns for g in episode]
+    if not flat:
+        return [[] for _ in group]
+    mean, std = _mean(flat), _std(flat)
+    return [[(g - mean) / (std + epsilon) for g in episode] for episode in returns]
+
+
 # ----------------------------------------------------------------------------------------------------
 # Loss
 # ----------------------------------------------------------------------------------------------------

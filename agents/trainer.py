@@ -32,6 +32,7 @@ from envgym.agents.learning_signal import learning_signal
 from envgym.agents.models import write_checkpoint_info
 from envgym.agents.entropy_control import token_entropies
 from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
+from envgym.agents.process_rewards import process_token_advantages, step_reward_metrics
 from envgym.agents.trajectory import Trajectory
 
 TaskSampler = Callable[[int, np.random.Generator], int]
@@ -162,6 +163,7 @@ class GRPOTrainer:
         metrics.update(_failure_metrics(batch.rollouts))
         metrics.update(learning_signal(batch.rollouts, self.config))  # zero_advantage_groups, warning
         metrics.update(group_reward_metrics(batch.rollouts, self.reward_spec))
+        metrics.update(step_reward_metrics(batch.rollouts))
         metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
                         "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
         return metrics
@@ -256,7 +258,10 @@ class GRPOTrainer:
         trajectories = result.trajectories
         groups = [trajectories[i:i + group_size] for i in range(0, count, group_size)]
         if self.reward_spec is not None:  # before anything reads the rewards: samplers, dynamic sampling
-            apply_group_rewards(groups, self.reward_spec, self._vector_env(count).envs[0])
+            # Self-certainty scores with the weights that sampled (asynchronous rollouts: the engine's own copy).
+            scorer = getattr(self.policy, "model", None) if config.async_rollouts else self.model
+            apply_group_rewards(groups, self.reward_spec, self._vector_env(count).envs[0], task_indices=task_indices,
+                                model=scorer, tokenizer=self.tokenizer, device=self.device)
         update = getattr(self.task_sampler, "update", None)
         if update is not None:
             for index, group in zip(task_indices, groups):
@@ -277,12 +282,16 @@ class GRPOTrainer:
         loss_constant = None
         if config.loss_type == "constant":
             loss_constant = dr_grpo_constant(config, self._turn_limit(), max(len(t.turn_rewards) for g in groups for t in g))
+        process = process_token_advantages(groups, config.advantage_epsilon)  # per-step credit, None without
         rows = []
-        for group, group_adv in zip(groups, advantages):
-            for trajectory, adv in zip(group, group_adv):
+        for group, group_adv, group_process in zip(groups, advantages, process):
+            for trajectory, adv, steps in zip(group, group_adv, group_process):
                 mask = [0] * len(trajectory.loss_mask) if (config.mask_truncated_completions and trajectory.truncated) \
                     else trajectory.loss_mask
-                rows.append((trajectory, mask, token_advantages(len(trajectory.completion_ids), trajectory.turn_ends, adv)))
+                per_token = token_advantages(len(trajectory.completion_ids), trajectory.turn_ends, adv)
+                if steps is not None:
+                    per_token = [a + s for a, s in zip(per_token, steps)]
+                rows.append((trajectory, mask, per_token))
         num_tokens = sum(sum(mask) for _, mask, _ in rows)
         num_sequences = sum(1 for _, mask, _ in rows if any(mask))
         batches = micro_batches(rows, config.max_tokens_per_microbatch)

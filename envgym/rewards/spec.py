@@ -13,13 +13,17 @@ recipe (``reward:``), a suite, ``envgym.make(id, reward=...)`` or built in Pytho
         - {name: reasoning, source: pattern, pattern: "(?i)let's|first|therefore", weight: 0.2}
         - {name: noise, source: flip, rate: 0.4, applies_to: correct, seed: 0}
 
-Sources come in three kinds (see ``docs/rewards.md`` for every field):
+Sources come in four kinds (see ``docs/rewards.md`` for every field):
 
 - per-turn values, computed inside ``Env.step`` by :func:`envgym.rewards.apply_reward`: ``env`` (a component the
   env's verifier reports), ``pattern``, ``format``, ``length``, ``tool_cost``, ``judge``;
 - noise, which corrupts another per-turn component before gates and weights: ``flip``, ``gaussian``;
 - group rewards, computed by the trainer over the G episodes of a task after they end, never in ``Env.step``:
-  ``majority_vote`` (TTRL), ``self_consistency``.
+  ``majority_vote`` (TTRL), ``self_consistency``, ``judge_group`` (relative judging of the G answers in one call,
+  as RULER does), ``reward_model`` (a sequence-classification model's scalar) and ``self_certainty`` (the
+  policy's own certainty, Intuitor); the last two need torch and live in ``envgym.agents``;
+- process rewards, scored per step inside a response by the trainer and credited to the tokens of each step
+  (PURE's min-form or a sum): ``process``.
 
 Everything is validated when the spec is built, before any rollout, and an error names the key path
 (``reward.components[2].weight must be a number, got 'x'``).
@@ -35,15 +39,24 @@ from typing import Any
 
 STEP_SOURCES = ("env", "pattern", "format", "length", "tool_cost", "judge")
 NOISE_SOURCES = ("flip", "gaussian")
-GROUP_SOURCES = ("majority_vote", "self_consistency")
-SOURCES = STEP_SOURCES + NOISE_SOURCES + GROUP_SOURCES
+GROUP_SOURCES = ("majority_vote", "self_consistency", "judge_group", "reward_model", "self_certainty")
+PROCESS_SOURCES = ("process",)
+SOURCES = STEP_SOURCES + NOISE_SOURCES + GROUP_SOURCES + PROCESS_SOURCES
 EQUIVALENCES = ("env", "math", "exact")
+SEGMENTS = ("lines", "step", "blank", "regex")
+STEP_SCORERS = ("rule", "judge")
+CREDITS = ("min", "sum")
 _REQUIRED = object()
 
 
 class RewardSpecError(ValueError):
     """A reward spec that cannot be built; the message names the key path of what is wrong."""
 
+
+_JUDGE_OPTIONS: dict[str, tuple[str, Any]] = {
+    "base_url": ("str", _REQUIRED), "model": ("str", _REQUIRED), "rubric": ("str", None), "scale": ("positive_int", 10),
+    "timeout": ("positive_number", 60.0), "retries": ("count", 2), "cache_size": ("positive_int", 4096),
+    "reference": ("bool", True), "api_key_env": ("str", None)}
 
 # Per source: option name -> (kind, default). Kinds are checked by _check_option; _REQUIRED has no default.
 OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
@@ -60,6 +73,16 @@ OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
                  "sigma": ("positive_number", 0.5)},
     "majority_vote": {"equivalence": ("equivalence", "env")},
     "self_consistency": {"equivalence": ("equivalence", "env")},
+    "judge_group": dict(_JUDGE_OPTIONS),
+    "reward_model": {"model": ("str", None), "url": ("str", None), "batch_size": ("positive_int", 8),
+                     "max_length": ("positive_int", 1024), "device": ("str", None), "timeout": ("positive_number", 60.0),
+                     "retries": ("count", 2)},
+    "self_certainty": {},
+    "process": {"segment": ("segment", "lines"), "split": ("regex", None), "scorer": ("scorer", "rule"),
+                "rule": ("regex", None), "credit": ("credit", "min"),
+                **{k: (kind, None if k in ("base_url", "model") else default)
+                   for k, (kind, default) in _JUDGE_OPTIONS.items() if k != "reference"},
+                "reference": ("bool", False)},
 }
 _COMMON = ("name", "source", "weight", "gate")
 
@@ -83,8 +106,10 @@ class RewardComponent:
 
     @property
     def kind(self) -> str:
-        """``step``, ``noise`` or ``group``: when the value is computed."""
-        return "noise" if self.source in NOISE_SOURCES else "group" if self.source in GROUP_SOURCES else "step"
+        """``step``, ``noise``, ``group`` or ``process``: when the value is computed."""
+        if self.source in NOISE_SOURCES:
+            return "noise"
+        return "group" if self.source in GROUP_SOURCES else "process" if self.source in PROCESS_SOURCES else "step"
 
     def option(self, key: str) -> Any:
         return self.options[key]
@@ -135,14 +160,14 @@ class RewardSpec:
 
     # --- reading --------------------------------------------------------------------------------------
     def of_kind(self, kind: str) -> list[RewardComponent]:
-        """The components computed at one time: ``step``, ``noise`` or ``group`` (in spec order)."""
+        """The components computed at one time: ``step``, ``noise``, ``group`` or ``process`` (in spec order)."""
         return [c for c in self.components if c.kind == kind]
 
     @property
     def needs_labels(self) -> bool:
         """Whether some component grades against the task's label (the env's verifier, a judge with a reference);
         a dataset env may then refuse rows without one."""
-        return any(c.source == "env" or (c.source == "judge" and c.option("reference")) for c in self.components)
+        return any(_grades_against_label(c) for c in self.components)
 
     def to_dict(self) -> dict[str, Any]:
         """The dict form :meth:`from_dict` reads back."""
@@ -198,14 +223,19 @@ def _validate_spec(spec: RewardSpec, where: str) -> None:
         if component.kind == "noise" and component.option("applies_to") not in per_turn:
             raise RewardSpecError(f"{path}.applies_to names {component.option('applies_to')!r}, which is not a "
                                   f"per-turn component of this spec; noise can apply to: {sorted(per_turn)}")
-        if spec.hold_out_labels and (component.source == "env" or
-                                     (component.source == "judge" and component.option("reference"))):
+        if spec.hold_out_labels and _grades_against_label(component):
             raise RewardSpecError(
                 f"{path} (source {component.source!r}) grades against the task's label, which hold_out_labels: true "
                 "keeps from the reward; use label-free components (majority_vote, self_consistency, pattern, format, "
                 "length, tool_cost, a judge with reference: false)")
-    if not spec.of_kind("step") and not spec.of_kind("group"):
+    if not spec.of_kind("step") and not spec.of_kind("group") and not spec.of_kind("process"):
         raise RewardSpecError(f"{where}.components has only noise; noise corrupts another component, add one")
+
+
+def _grades_against_label(component: RewardComponent) -> bool:
+    """The env's verifier and judges given the task's label as a reference read the label."""
+    return component.source == "env" or (component.source in ("judge", "judge_group", "process")
+                                         and bool(component.options.get("reference")))
 
 
 def _validate_component(component: RewardComponent, path: str) -> None:
@@ -242,7 +272,23 @@ def _validate_component(component: RewardComponent, path: str) -> None:
     if component.source == "length" and options["buffer"] > options["max_length"]:
         raise RewardSpecError(f"{path}.buffer must be <= max_length, got buffer={options['buffer']}, "
                               f"max_length={options['max_length']}")
+    _check_combinations(component, options, path)
     object.__setattr__(component, "options", options)
+
+
+def _check_combinations(component: RewardComponent, options: dict[str, Any], path: str) -> None:
+    """Options that depend on each other (one of two, or one needed by a choice of another)."""
+    if component.source == "reward_model" and (options["model"] is None) == (options["url"] is None):
+        raise RewardSpecError(f"{path} needs exactly one of model (a Hugging Face sequence-classification model: a "
+                              "path or hub name) or url (an HTTP scorer answering POST {'texts': [...]})")
+    if component.source != "process":
+        return
+    if options["segment"] == "regex" and options["split"] is None:
+        raise RewardSpecError(f"{path} has segment: regex, which needs split: a regex whose matches start the steps")
+    if options["scorer"] == "rule" and options["rule"] is None:
+        raise RewardSpecError(f"{path} has scorer: rule, which needs rule: a regex a correct step matches")
+    if options["scorer"] == "judge" and (options["base_url"] is None or options["model"] is None):
+        raise RewardSpecError(f"{path} has scorer: judge, which needs base_url and model (the judge endpoint)")
 
 
 def _check_option(value: Any, kind: str, path: str) -> Any:
@@ -265,6 +311,8 @@ def _check_option(value: Any, kind: str, path: str) -> Any:
         return float(value)
     if kind == "equivalence" and value in EQUIVALENCES:
         return value
+    if kind in _CHOICES and value in _CHOICES[kind]:
+        return value
     if kind in ("regex", "regex_list", "str_list"):
         items = [value] if kind == "regex" else value
         if isinstance(items, Sequence) and not isinstance(items, str) and items and all(isinstance(i, str) for i in items):
@@ -278,9 +326,13 @@ def _check_option(value: Any, kind: str, path: str) -> Any:
     expected = {"str": "a non-empty string", "bool": "true or false", "int": "an integer",
                 "count": "an integer >= 0", "positive_int": "an integer >= 1", "number": "a number",
                 "positive_number": "a number > 0", "probability": "a probability in [0, 1]",
-                "equivalence": f"one of {', '.join(EQUIVALENCES)}", "regex": "a regular expression (a string)",
+                "equivalence": f"one of {', '.join(EQUIVALENCES)}",
+                **{name: f"one of {', '.join(choices)}" for name, choices in _CHOICES.items()}, "regex": "a regular expression (a string)",
                 "regex_list": "a non-empty list of regular expressions", "str_list": "a non-empty list of strings"}
     raise RewardSpecError(f"{path} must be {expected[kind]}, got {_show(value)}")
+
+
+_CHOICES = {"segment": SEGMENTS, "scorer": STEP_SCORERS, "credit": CREDITS}
 
 
 def _show(value: Any) -> str:

@@ -151,20 +151,25 @@ def _question(messages: list[Message]) -> str:
     return action_text(users[-1]) if users else ""
 
 
+_JUDGE_KEYS = ("base_url", "model", "rubric", "scale", "timeout", "retries", "cache_size", "api_key_env")
 _judges: dict[tuple, Any] = {}
 _judges_lock = threading.Lock()
 
 
 def shared_judge(component: RewardComponent) -> Any:
     """One :class:`~envgym.verifiers.judge.Judge` per distinct setting in this process (its cache is shared)."""
-    from envgym.verifiers.judge import DEFAULT_RUBRIC, Judge
+    from envgym.verifiers.judge import DEFAULT_GROUP_RUBRIC, DEFAULT_RUBRIC, DEFAULT_STEP_RUBRIC, Judge
 
     options = component.options
-    key = tuple(sorted((k, v) for k, v in options.items() if k != "reference"))
+    # judge (pointwise), judge_group (relative) and a process judge (per step) differ in rubric only
+    key = (component.source, *sorted((k, v) for k, v in options.items() if k in _JUDGE_KEYS))
+    own_rubric = options["rubric"]
     with _judges_lock:
         if key not in _judges:
             api_key = os.environ.get(options["api_key_env"]) if options["api_key_env"] else None
-            _judges[key] = Judge(options["base_url"], options["model"], rubric=options["rubric"] or DEFAULT_RUBRIC,
+            pointwise = DEFAULT_STEP_RUBRIC if component.source == "process" else DEFAULT_RUBRIC
+            _judges[key] = Judge(options["base_url"], options["model"], rubric=own_rubric or pointwise,
+                                 group_rubric=own_rubric or DEFAULT_GROUP_RUBRIC,
                                  scale=options["scale"], api_key=api_key, timeout=options["timeout"],
                                  retries=options["retries"], cache_size=options["cache_size"])
         return _judges[key]

@@ -4,6 +4,10 @@ project's own ``envgym serve model``).
 Pointwise scoring: the judge model reads a rubric, the question, an optional reference answer and the
 response, and ends its reply with ``Score: N`` (0..``scale``); the score returned is ``N / scale`` in [0, 1].
 
+Relative (group) scoring, as RULER does: the judge reads all G responses to one question in one request and
+scores each against the others, one line ``Response k: N`` per response (:meth:`Judge.score_group`); a reply
+that misses a response, or scores one out of range, counts as no score.
+
 Failure policy (a reward must never be silently 0 because of infrastructure):
 - transport errors, timeouts, HTTP 429 and 5xx are retried ``retries`` times with exponential backoff, then
   raise :class:`JudgeError`;
@@ -35,6 +39,20 @@ DEFAULT_RUBRIC = (
     "Explain briefly, then end with a final line of the form 'Score: N' where N is an integer from 0 "
     "(wrong) to {scale} (fully correct)."
 )
+DEFAULT_GROUP_RUBRIC = (
+    "You are a strict grader. Several responses to the same question follow, numbered from 1. Judge each for "
+    "correctness and completeness, comparing them with each other; if a reference answer is given, a response "
+    "must agree with it. Explain briefly, then end with one line per response of the form 'Response k: N' where "
+    "N is an integer from 0 (wrong) to {scale} (fully correct)."
+)
+DEFAULT_STEP_RUBRIC = (
+    "You are a strict grader of reasoning steps. The response to grade is the solution so far; judge only its "
+    "last step: is it correct and does it follow from the question and the steps before it? "
+    "Explain briefly, then end with a final line of the form 'Score: N' where N is an integer from 0 "
+    "(wrong) to {scale} (correct)."
+)
+_GROUP_SCORE = re.compile(r"response\s*#?\s*(\d+)\s*[:=-]\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?",
+                          re.IGNORECASE)
 _SCORE = re.compile(r"score\s*[:=]?\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?", re.IGNORECASE)
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -51,6 +69,30 @@ class Judgement:
     reply: str
     attempts: int
     cached: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupJudgement:
+    """``scores[k]`` in [0, 1] for response k, or ``scores=None`` if the reply did not score every response."""
+
+    scores: tuple[float, ...] | None
+    reply: str
+    attempts: int
+    cached: bool = False
+
+
+def parse_group_scores(reply: str, count: int, scale: int) -> tuple[float, ...] | None:
+    """The ``Response k: N`` (or ``N/M``) lines of ``reply`` as fractions of ``scale``, one per response 1..count
+    (the last line for a response wins); None when a response has no score or a score is out of range."""
+    scores: dict[int, float] = {}
+    for index, value, out_of in _GROUP_SCORE.findall(reply):
+        top, number = float(out_of) if out_of else float(scale), float(value)
+        if top <= 0 or not 0 <= number <= top:
+            return None
+        scores[int(index)] = number / top
+    if not all(k in scores for k in range(1, count + 1)):
+        return None
+    return tuple(scores[k] for k in range(1, count + 1))
 
 
 def parse_score(reply: str, scale: int) -> float | None:
@@ -79,6 +121,7 @@ class Judge:
         model: str,
         *,
         rubric: str = DEFAULT_RUBRIC,
+        group_rubric: str = DEFAULT_GROUP_RUBRIC,
         scale: int = 10,
         api_key: str | None = None,
         timeout: float = 60.0,
@@ -94,7 +137,7 @@ class Judge:
         if retries < 0 or timeout <= 0:
             raise ValueError(f"need retries >= 0 and timeout > 0, got retries={retries}, timeout={timeout}")
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model, self.rubric, self.scale = model, rubric, scale
+        self.model, self.rubric, self.group_rubric, self.scale = model, rubric, group_rubric, scale
         self.retries, self.backoff = retries, backoff
         self.max_tokens, self.temperature = max_tokens, temperature
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -121,6 +164,26 @@ class Judge:
             if score is not None:
                 break
         return self._store(key, Judgement(score, reply, attempts))
+
+    def score_group(self, question: str, responses: list[str], reference: str | None = None) -> GroupJudgement:
+        """Judge the G responses to one question relative to each other, in one request (blocking; thread-safe).
+        A reply that does not score every response is asked again (up to ``retries`` times), then returned with
+        ``scores=None``; an endpoint failure raises :class:`JudgeError`."""
+        if not responses:
+            raise ValueError("score_group needs at least one response")
+        key = ("group", self.model, self.group_rubric, self.scale, question, tuple(responses), reference)
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
+        body = self.group_request_body(question, responses, reference)
+        reply, attempts, scores = "", 0, None
+        for attempt in range(self.retries + 1):
+            attempts = attempt + 1
+            reply = self._post(body)
+            scores = parse_group_scores(reply, len(responses), self.scale)
+            if scores is not None:
+                break
+        return self._store(key, GroupJudgement(scores, reply, attempts))
 
     async def ascore(self, question: str, response: str, reference: str | None = None) -> Judgement:
         """Judge one response from asyncio (its own ``httpx.AsyncClient`` per call; many run concurrently)."""
@@ -163,6 +226,20 @@ class Judge:
             "temperature": self.temperature,
         }
 
+    def group_request_body(self, question: str, responses: list[str], reference: str | None = None) -> dict[str, Any]:
+        """The chat-completion request of one relative judgement of a group."""
+        parts = [f"Question:\n{question}"]
+        if reference is not None:
+            parts.append(f"Reference answer:\n{reference}")
+        parts.extend(f"Response {k}:\n{response}" for k, response in enumerate(responses, start=1))
+        return {
+            "model": self.model,
+            "messages": [{"role": "system", "content": self.group_rubric.format(scale=self.scale)},
+                         {"role": "user", "content": "\n\n".join(parts)}],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
+
     def _post(self, body: dict[str, Any]) -> str:
         for attempt in range(self.retries + 1):
             try:
@@ -199,7 +276,7 @@ class Judge:
     def _key(self, question: str, response: str, reference: str | None) -> tuple:
         return (self.model, self.rubric, self.scale, question, response, reference)
 
-    def _cached(self, key: tuple) -> Judgement | None:
+    def _cached(self, key: tuple) -> Any:
         with self._lock:
             found = self._cache.get(key)
             if found is None:
@@ -207,7 +284,7 @@ class Judge:
             self._cache.move_to_end(key)
             return dataclasses.replace(found, cached=True)
 
-    def _store(self, key: tuple, judgement: Judgement) -> Judgement:
+    def _store(self, key: tuple, judgement: Any) -> Any:
         with self._lock:
             self._cache[key] = judgement
             if len(self._cache) > self._cache_size:

@@ -1,0 +1,50 @@
+"""Relative judging of a whole group in one request (RULER-style), against a scripted OpenAI-compatible server."""
+
+import pytest
+
+from envgym.verifiers.judge import Judge, JudgeError, parse_group_scores
+from helpers.openai_server import free_port
+from helpers.scripted_judge import responses_of, scripted_judge, user_text
+
+
+@pytest.mark.parametrize("reply, scores", [
+    ("A is right, B is not.\nResponse 1: 10\nResponse 2: 0", (1.0, 0.0)),
+    ("**Response 1:** 7/10\n**Response 2:** 3 / 10", (0.7, 0.3)),
+    ("Response 1: 2\nResponse 2: 4\nOn reflection:\nResponse 1: 9", (0.9, 0.4)),
+])
+def test_parse_group_scores_reads_one_score_per_response(reply, scores):
+    assert parse_group_scores(reply, 2, 10) == pytest.approx(scores)
+
+
+@pytest.mark.parametrize("reply", ["Response 1: 10", "Response 1: 10\nResponse 2: 11", "no scores at all"])
+def test_a_reply_missing_or_out_of_range_for_some_response_has_no_scores(reply):
+    assert parse_group_scores(reply, 2, 10) is None
+
+
+def test_one_request_scores_every_response_of_the_group():
+    with scripted_judge(lambda body: "\n".join(f"Response {k}: {10 if r == '4' else 0}"
+                                               for k, r in enumerate(responses_of(body), 1))) as server:
+        judge = Judge(server.base_url, "m", retries=0)
+        judgement = judge.score_group("What is 2+2?", ["4", "5", "4"], reference="4")
+        assert judgement.scores == (1.0, 0.0, 1.0) and len(server.requests) == 1
+        assert "Reference answer:\n4" in user_text(server.requests[0])
+
+
+def test_a_repeated_group_comes_from_the_cache():
+    with scripted_judge(lambda body: "Response 1: 5\nResponse 2: 5") as server:
+        judge = Judge(server.base_url, "m", retries=0)
+        judge.score_group("q", ["a", "b"])
+        again = judge.score_group("q", ["a", "b"])
+        assert again.cached and again.scores == (0.5, 0.5) and len(server.requests) == 1
+
+
+def test_a_reply_that_misses_a_response_is_asked_again_then_has_no_scores():
+    with scripted_judge(lambda body: "Response 1: 5") as server:
+        judgement = Judge(server.base_url, "m", retries=2, backoff=0.0).score_group("q", ["a", "b"])
+        assert judgement.scores is None and judgement.attempts == 3 and len(server.requests) == 3
+
+
+def test_an_unreachable_group_judge_raises_after_its_retries():
+    judge = Judge(f"http://127.0.0.1:{free_port()}/v1", "m", retries=1, backoff=0.0, timeout=2.0)
+    with pytest.raises(JudgeError, match="failed after 2 attempts"):
+        judge.score_group("q", ["a", "b"])
