@@ -1,0 +1,14 @@
+"""strings/Compose-v0 trains end to end: GRPO steps with the tiny model (tests/helpers/tiny_models.py) run on it."""
+
+import pytest
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # 45-80 s on 2 shared CPU cores (long table/schema prompts)
+
+import envgym  # noqa: E402
+from helpers.tiny_training import train_tiny  # noqa: E402
+
+
+def test_grpo_steps_run_on_the_env():
+    history = train_tiny(lambda: envgym.make("strings/Compose-v0"))
+    assert all(row["episodes_failed"] == 0 for row in history)
