@@ -15,8 +15,8 @@ keeps no full (B, T, V) logits tensor, and runs each prompt once for its G compl
 Settings whose defaults differ are set alike (:data:`MATCHED_SETTINGS`, reported under ``settings``). A peer
 that fails on this machine is a skipped pairing with its reason (``skipped``), not our failure: TRL 1.16's
 colocated vLLM syncs weights through the model's ``load_weights``, which vLLM's CPU backend cannot take once it
-has packed the linear layers' weights for oneDNN (it does wherever oneDNN is built in, e.g. on AVX-512
-machines; ours goes through vLLM's ``reload_weights``, which redoes that packing).
+has packed the linear layers' weights for oneDNN (as it does on this project's AVX-512 machines; ours goes
+through vLLM's ``reload_weights``, which redoes that packing).
 """
 
 from __future__ import annotations
