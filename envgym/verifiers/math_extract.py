@@ -36,6 +36,8 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*(\{)?")
 _GSM8K = re.compile(r"####\s*(?P<answer>[^\n]+)")
 # Minerva's prompt format ends every solution with this sentence; "I hope" marks where the answer stops.
 _MINERVA = re.compile(r"final answer is\s*:?\s*(?P<answer>[^\n]{0,1000}?)\s*\.?\s*I hope", re.IGNORECASE)
+_MINERVA_START = re.compile(r"final answer is", re.IGNORECASE)
+_MINERVA_TRIES = 3
 _FINAL_ANSWER_IS = re.compile(r"final answer\b(?:(?!I hope)[^\n]){0,100}?\s+is\s*:?\s*(?P<answer>[^\n]+)",
                               re.IGNORECASE)
 _ANSWER_IS = re.compile(r"\banswer\s*(?:is|:)\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE)
@@ -268,13 +270,15 @@ def _grouped_forward(spans: list[tuple[str, int, int]], text: str) -> str | None
 
 
 def _extract_minerva(text: str) -> Match | None:
-    last = None
-    for last in _MINERVA.finditer(text):
-        pass
-    if last is None:
-        return None
-    answer = _answer_value(last.group("answer"))
-    return (answer, last.end()) if answer else None
+    # Only the last few "final answer is" can be the final answer: matching the sentence from each of thousands
+    # would rescan the line thousands of times.
+    starts = [match.start() for match in _MINERVA_START.finditer(text)]
+    for start in reversed(starts[-_MINERVA_TRIES:]):
+        found = _MINERVA.match(text, start)
+        if found is not None:
+            answer = _answer_value(found.group("answer"))
+            return (answer, found.end()) if answer else None
+    return None
 
 
 def _extract_gsm8k(text: str) -> Match | None:
