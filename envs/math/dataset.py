@@ -4,9 +4,11 @@ Presets name the two common answer formats:
 - ``"gsm8k"``: fields ``question``/``answer``, the gold answer is what follows ``####`` in ``answer``;
 - ``"math"``: fields ``problem``/``solution``, the gold answer is the last ``\\boxed{}`` in ``solution``.
 Explicit ``prompt_field``/``answer_field``/``id_field``/``template``/``system_prompt`` override the preset.
-Answers are compared in any form (``form="any"``: golds are often expressions such as ``\\frac{\\sqrt{3}}{2}``);
-``form="literal"`` suits datasets of compute tasks, ``strict=True`` accepts only ``\\boxed{}``, and
-``conventions={"percent": "unit"}`` reads ``25\\%`` as 25 for datasets whose percentages are plain figures.
+Answers are compared in any form (``form="any"``: golds are often expressions such as ``\\frac{\\sqrt{3}}{2}``),
+except with the ``gsm8k`` preset (and the bundled sample), whose answers are numbers: there the default is
+``form="literal"``, so ``\\boxed{3 \\cdot 12 - 5}`` is no answer. ``form=`` overrides either; ``strict=True``
+accepts only ``\\boxed{}``, and ``conventions={"percent": "unit"}`` reads ``25\\%`` as 25 for datasets whose
+percentages are plain figures.
 With no source at all, the env plays a small bundled GSM8K-style sample (``SAMPLE``), so that
 ``envgym.make("math/Dataset-v0")`` works out of the box.
 
@@ -79,7 +81,7 @@ class MathDataset(MathAnswerEnv):
         system_prompt: str | None = None,
         timeout: float = 2.0,
         require_answers: bool = True,
-        form: str = "any",
+        form: str | None = None,
         strict: bool = False,
         conventions: dict[str, Any] | None = None,
     ):
@@ -87,6 +89,8 @@ class MathDataset(MathAnswerEnv):
             raise ValueError("give one source: path='file.jsonl' / 'file.parquet', or hf='dataset name or folder'")
         if path is None and hf is None:
             path, preset = str(SAMPLE), preset or "gsm8k"
+        # GSM8K's answers are numbers, so a formula left for the verifier (3 \cdot 12 - 5) is no answer there.
+        form = form or ("literal" if preset == "gsm8k" else "any")
         super().__init__(timeout, form=form, strict=strict, conventions=conventions)
         self.require_answers = require_answers
         fields = field_map(preset, prompt=prompt_field, answer=answer_field, id=id_field, template=template,
