@@ -56,7 +56,7 @@ class RewardSpecError(ValueError):
 _JUDGE_OPTIONS: dict[str, tuple[str, Any]] = {
     "base_url": ("str", _REQUIRED), "model": ("str", _REQUIRED), "rubric": ("str", None), "scale": ("positive_int", 10),
     "timeout": ("positive_number", 60.0), "retries": ("count", 2), "cache_size": ("positive_int", 4096),
-    "reference": ("bool", True), "api_key_env": ("str", None)}
+    "reference": ("bool", True), "api_key_env": ("str", None), "max_tokens": ("positive_int", 512)}
 
 # Per source: option name -> (kind, default). Kinds are checked by _check_option; _REQUIRED has no default.
 OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
@@ -65,9 +65,7 @@ OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
     "format": {"tags": ("str_list", ()), "pattern": ("regex", None), "penalty": ("number", 0.0)},
     "length": {"max_length": ("positive_int", _REQUIRED), "buffer": ("positive_int", _REQUIRED)},
     "tool_cost": {},
-    "judge": {"base_url": ("str", _REQUIRED), "model": ("str", _REQUIRED), "rubric": ("str", None),
-              "scale": ("positive_int", 10), "timeout": ("positive_number", 60.0), "retries": ("count", 2),
-              "cache_size": ("positive_int", 4096), "reference": ("bool", True), "api_key_env": ("str", None)},
+    "judge": dict(_JUDGE_OPTIONS),
     "flip": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0)},
     "gaussian": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0),
                  "sigma": ("positive_number", 0.5)},

@@ -151,7 +151,8 @@ def _question(messages: list[Message]) -> str:
     return action_text(users[-1]) if users else ""
 
 
-_JUDGE_KEYS = ("base_url", "model", "rubric", "scale", "timeout", "retries", "cache_size", "api_key_env")
+_JUDGE_KEYS = ("base_url", "model", "rubric", "scale", "timeout", "retries", "cache_size", "api_key_env",
+               "max_tokens")
 _judges: dict[tuple, Any] = {}
 _judges_lock = threading.Lock()
 
@@ -171,7 +172,8 @@ def shared_judge(component: RewardComponent) -> Any:
             _judges[key] = Judge(options["base_url"], options["model"], rubric=own_rubric or pointwise,
                                  group_rubric=own_rubric or DEFAULT_GROUP_RUBRIC,
                                  scale=options["scale"], api_key=api_key, timeout=options["timeout"],
-                                 retries=options["retries"], cache_size=options["cache_size"])
+                                 retries=options["retries"], cache_size=options["cache_size"],
+                                 max_tokens=options["max_tokens"])
         return _judges[key]
 
 

@@ -1,0 +1,64 @@
+"""judge_group (relative judging of a group in one call) in the trainer's group hook, end to end: real episodes
+of a tiny model, scored by a scripted OpenAI-compatible judge (the score content) and by the project's real
+model server (the HTTP path and the error path: a tiny random model's judgement has no scores)."""
+
+import pytest
+
+pytest.importorskip("torch")
+
+from helpers.scripted_judge import responses_of, scripted_judge, user_text  # noqa: E402
+
+
+def _trainer(judge: dict, num_tasks: int = 1, policy=None):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from envgym.agents.grpo import GRPOConfig
+    from envgym.agents.trainer import GRPOTrainer
+    from helpers.tiny_models import tiny_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
+    config = GRPOConfig(num_generations=3, num_tasks_per_step=num_tasks, max_completion_length=8, max_steps=1)
+    return GRPOTrainer(AutoModelForCausalLM.from_pretrained(tiny_model_path()), tokenizer, "math/Arithmetic-v0",
+                       config, device="cpu", env_kwargs={"reward": {"components": [judge]}}, policy=policy)
+
+
+def _by_length(body: dict) -> str:
+    """Score each response by its length (mod 11): different answers get different, known scores."""
+    return "\n".join(f"Response {k}: {len(r) % 11}" for k, r in enumerate(responses_of(body), 1))
+
+
+def test_each_episode_gets_the_score_the_group_judge_gave_its_response():
+    from envgym.agents.group_rewards import final_response
+
+    with scripted_judge(_by_length) as server:
+        judge = {"name": "rank", "source": "judge_group", "base_url": server.base_url, "model": "m", "retries": 0}
+        trainer = _trainer(judge, num_tasks=2)
+        metrics = trainer.train_step()
+        assert len(server.requests) == 2  # one request per group of 3
+    episodes = [t for group in trainer.last_rollouts for t in group]
+    assert metrics["episodes_failed"] == 0 and not metrics["update_skipped"]
+    for trajectory in episodes:
+        assert trajectory.turn_reward_components[-1]["rank"] == pytest.approx(len(final_response(trajectory)) % 11 / 10)
+    assert metrics["reward/rank"] == pytest.approx(sum(t.total_reward for t in episodes) / len(episodes))
+
+
+def test_the_group_judge_reads_the_task_label_as_its_reference():
+    with scripted_judge(_by_length) as server:
+        judge = {"name": "rank", "source": "judge_group", "base_url": server.base_url, "model": "m", "retries": 0}
+        trainer = _trainer(judge)
+        trainer.train_step()
+        text = user_text(server.requests[0])
+    task = trainer._task_source().get(trainer.last_rollouts[0][0].episode.metadata["task_index"])
+    assert f"Reference answer:\n{task.answer}\n\nResponse 1:" in text
+
+
+def test_a_real_model_server_is_reached_and_its_unscored_judgement_fails_the_episodes():
+    from helpers.openai_server import openai_server
+    from helpers.tiny_models import tiny_model_path
+
+    with openai_server(tiny_model_path()) as base_url:
+        judge = {"name": "rank", "source": "judge_group", "base_url": base_url, "model": "tiny", "retries": 0,
+                 "max_tokens": 16, "timeout": 120.0}
+        metrics = _trainer(judge).train_step()
+    assert metrics["episodes_failed"] == 3 and metrics["update_skipped"] and "reward_mean" not in metrics
+    assert "did not score all 3 responses after 1 attempts; its last reply:" in metrics["failure_example"]
