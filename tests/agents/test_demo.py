@@ -33,7 +33,7 @@ def test_a_recipe_without_an_env_is_refused(tmp_path):
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text("max_steps: 1\n")
     result = CliRunner().invoke(app, ["demo", "--recipe", str(recipe), "--out", str(tmp_path / "demo")])
-    assert result.exit_code == 2 and "names no env" in result.output
+    assert result.exit_code == 2 and "names no env" in result.output and "Traceback" not in result.output
 
 
 def test_the_table_shows_the_tool_use_row_only_where_a_tool_was_called():
@@ -43,3 +43,12 @@ def test_the_table_shows_the_tool_use_row_only_where_a_tool_was_called():
     assert not _shown(["math/Arithmetic-v0", "avg_tool_calls", "0.000", "0.000", "+0.000"])
     assert _shown(["math/Arithmetic-v0", "pass@1", "0.000", "0.000", "+0.000"])
     assert not _shown(["math/Arithmetic-v0", "avg_turns", "1.000", "1.000", "+0.000"])
+
+
+def test_a_bad_demo_input_is_one_line_before_any_model_loads(tmp_path):
+    from helpers.cli_run import run_envgym
+
+    (tmp_path / "recipe.yaml").write_text("env: math/Arithmetic-v0\nenv_kwargs: {difficulti: 1}\n")
+    run = run_envgym("demo", "--recipe", "recipe.yaml", "--out", str(tmp_path / "demo"), cwd=tmp_path)
+    assert run.returncode == 2 and len(run.lines) == 1, run.lines
+    assert "takes no argument 'difficulti'" in run.lines[0] and "transformers" not in run.imported

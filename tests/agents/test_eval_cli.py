@@ -122,3 +122,51 @@ def test_the_vllm_backend_without_vllm_says_how_to_install_it():
     result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--backend", "vllm", "--dtype", "float32",
                                       "--model", tiny_model_path()])
     assert result.exit_code == 2 and "envgym[vllm]" in result.output, result.output
+
+
+def test_env_kwargs_reach_every_env(tmp_path):
+    result = CliRunner().invoke(app, ["eval", "--env", "games/GuessNumber-v0", "--n", "1", "--n-tasks", "1",
+                                      "--max-new-tokens", "4", "--max-turns", "1", "--env-kwargs", '{"high": 3}',
+                                      "--model", tiny_model_path(), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["envs"]["games/GuessNumber-v0"]["config"]["kwargs"] == {"high": 3}
+
+
+def test_the_report_explains_the_score_with_components_cut_turns_endings_and_transcripts(run_dir):
+    out, _ = run_dir
+    results = json.loads((out / "results.json").read_text())
+    guess = results["envs"]["games/GuessNumber-v0"]
+    assert 0.0 <= guess["turn_truncation_rate"] <= 1.0 and sum(guess["finish_reasons"].values()) == 4
+    report = (out / "report.md").read_text()
+    assert "## games/GuessNumber-v0: why this score" in report and "turns cut by the token budget" in report
+    assert "### Best sample" in report and "### Worst sample" in report and "[assistant]" in report
+
+
+BAD_EVAL_INPUTS = {
+    "env_id_typo": (["--env", "games/GuesNumber-v0"], ["Did you mean 'games/GuessNumber-v0'"]),
+    "env_kwarg_typo": (["--env", "games/GuessNumber-v0", "--env-kwargs", '{"hihg": 3}'],
+                       ["takes no argument 'hihg'", "it accepts"]),
+    "missing_model": (["--env", "games/GuessNumber-v0", "--model", "/no/such/model"],
+                      ["cannot find model '/no/such/model'", "a training checkpoint"]),
+    "unknown_suite_name": (["--suite", "no-such-suite"], ["suite file no-such-suite does not exist", "default"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_EVAL_INPUTS))
+def test_a_bad_eval_input_is_one_line_before_any_model_library_loads(case, tmp_path):
+    from helpers.cli_run import run_envgym
+
+    args, expected = BAD_EVAL_INPUTS[case]
+    run = run_envgym("eval", *args, "--out", str(tmp_path / "eval"), cwd=tmp_path)
+    assert run.returncode == 2 and len(run.lines) == 1, run.lines
+    assert "Traceback" not in run.lines[0] and all(text in run.lines[0] for text in expected), run.lines
+    assert "transformers" not in run.imported and "torch" not in run.imported
+
+
+def test_a_suite_yaml_error_names_the_file_and_line(tmp_path):
+    from helpers.cli_run import run_envgym
+
+    (tmp_path / "s.yaml").write_text("envs:\n  - {id: games/GuessNumber-v0, n: 2\n")
+    run = run_envgym("eval", "--suite", "s.yaml", cwd=tmp_path)
+    assert run.returncode == 2 and len(run.lines) == 1 and run.lines[0].startswith("error: s.yaml:3: YAML syntax error")

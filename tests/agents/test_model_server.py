@@ -43,3 +43,22 @@ def test_a_sampling_field_the_server_cannot_honour_is_refused_not_ignored(client
 def test_more_than_one_choice_per_request_is_refused(client):
     response = client.post("/v1/chat/completions", json={**CHAT, "n": 2})
     assert response.status_code == 400 and "n=2" in response.text
+
+
+def test_serving_a_model_that_is_not_there_is_one_line_before_loading_anything(tmp_path):
+    from helpers.cli_run import run_envgym
+
+    run = run_envgym("serve", "model", "--model", "/no/such/model", "--port", "1", cwd=tmp_path)
+    assert run.returncode == 2 and len(run.lines) == 1, run.lines
+    assert "cannot find model '/no/such/model'" in run.lines[0] and "transformers" not in run.imported
+
+
+def test_a_training_checkpoint_is_served(tmp_path):
+    from envgym.agents.models import load_causal_lm, load_tokenizer, write_checkpoint_info
+
+    model = load_causal_lm(tiny_model_path())
+    model.save_pretrained(tmp_path / "step-1")
+    load_tokenizer(tiny_model_path()).save_pretrained(tmp_path / "step-1")
+    write_checkpoint_info(tmp_path / "step-1", model)
+    client = TestClient(build_app(TransformersPolicy(str(tmp_path / "step-1"), device="cpu")))
+    assert client.post("/v1/chat/completions", json={**CHAT, "max_tokens": 2}).status_code == 200
