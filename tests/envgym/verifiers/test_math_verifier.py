@@ -48,7 +48,9 @@ def test_pathological_inputs_return_false_within_the_timeout(pred, gold):
     warm_up()  # the workers' one-time start is not part of the measurement
     start = time.monotonic()
     assert equivalent(pred, gold, timeout=2.0) is False
-    assert time.monotonic() - start < 2.0
+    # The contract is "returns within the timeout"; the slack covers killing the worker on a loaded machine
+    # (eight jobs on two cores made 2.0 s exact flaky), far below what a hang would take.
+    assert time.monotonic() - start < 2.5
 
 
 def test_a_comparison_that_times_out_is_reported_and_the_pool_keeps_working():
