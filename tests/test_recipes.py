@@ -89,3 +89,20 @@ def test_the_smollm2_tool_recipe_learns_to_call_the_calculator_on_cpu(tmp_path):
     calls = [m["tool_calls_mean"] for m in run]
     assert sum(correct[-10:]) / 10 >= sum(correct[:10]) / 10 + 0.3, correct
     assert sum(calls[-10:]) > sum(calls[:10]), calls
+
+
+def test_recipes_and_suites_are_package_data_and_the_clone_folders_link_to_them():
+    import tomllib
+
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert {"recipes/*.yaml", "suites/*.yaml"} <= set(package_data["envgym"])
+    for kind in ("recipes", "suites"):
+        assert (ROOT / kind).resolve() == (ROOT / "envgym" / kind).resolve()
+
+
+def test_train_finds_an_installed_recipe_by_name_outside_the_clone(tmp_path):
+    from helpers.cli_run import run_envgym
+
+    # The recipe is read and checked (env, env_kwargs, types); the made-up model is then refused, before any load.
+    run = run_envgym("train", "--config", "smollm2-arithmetic-cpu", "--model", "/no/such/model", cwd=tmp_path)
+    assert run.returncode == 2 and run.lines == [run.lines[0]] and "cannot find model '/no/such/model'" in run.lines[0]
