@@ -177,21 +177,38 @@ def _knights_knaves(dataset: Any, answer: str | None, entry: dict[str, Any]) -> 
     return float(dataset.score_answer(answer, entry))
 
 
-def _moves_only(move: str) -> Scorer:
-    """A plan task's scorer, given only answers made of moves (whitespace-separated tokens matching ``move``).
+def _made_of_moves(answer: str | None, move: str) -> bool:
+    """Whether every whitespace-separated token of the answer is a move (matches ``move``).
 
     rush_hour's and rubiks_cube's scorers pick moves out of any text, so the plan among other words earned
     full marks; rubiks_cube also repeats a move as often as its trailing number says (``U99999999`` would
     build a list of 10^8 moves inside the step).
     """
-    pattern = re.compile(move)
+    return isinstance(answer, str) and all(re.fullmatch(move, token) for token in answer.split())
 
-    def score(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
-        if not isinstance(answer, str) or not all(pattern.fullmatch(token) for token in answer.split()):
-            return 0.0
-        return float(dataset.score_answer(answer, entry))
 
-    return score
+def _rubiks_cube(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
+    if not _made_of_moves(answer, r"[URFDLBMESurfdlbxyz]w?'?[23]?'?"):
+        return 0.0
+    return float(dataset.score_answer(answer, entry))
+
+
+_RUSH_HOUR_MOVE = r"([A-Z])([+-])(\d{1,2})"
+
+
+def _rush_hour(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
+    # The plan ends where the red car exits: reasoning-gym checks only the final board, so moves after the
+    # solution (a second plan, another task's plan) were full marks too.
+    from reasoning_gym.games.rush_hour import Board
+
+    if not answer or not _made_of_moves(answer, _RUSH_HOUR_MOVE):
+        return 0.0
+    board, moves = Board(entry["metadata"]["board_config"]), re.findall(_RUSH_HOUR_MOVE, answer)
+    for position, (vehicle, sign, steps) in enumerate(moves):
+        board.move(vehicle, int(steps) if sign == "+" else -int(steps))
+        if board.solved:
+            return float(position == len(moves) - 1)
+    return float(dataset.score_answer(answer, entry))
 
 
 def _n_queens_board(dataset: Any, board: Any) -> str:
@@ -213,6 +230,6 @@ SCORERS: dict[str, Scorer] = {
     "game_of_life_halting": _game_of_life_halting,
     "advanced_geometry": _advanced_geometry,
     "knights_knaves": _knights_knaves,
-    "rush_hour": _moves_only(r"[A-Z][+-]\d{1,2}"),
-    "rubiks_cube": _moves_only(r"[URFDLBMESurfdlbxyz]w?'?[23]?'?"),
+    "rush_hour": _rush_hour,
+    "rubiks_cube": _rubiks_cube,
 }

@@ -108,7 +108,7 @@ def test_a_plan_among_other_words_earns_nothing(task):
     env = envgym.make(f"rg/{task}-v0", size=10)
     env.reset(seed=0, options={"task_index": 0})
     plan = env.reference_action().removeprefix("<answer>").removesuffix("</answer>")
-    for hedge in (f"0, {plan}", f"either 0 or {plan}", f"{plan} or more"):
+    for hedge in (f"0, {plan}", f"either 0 or {plan}", f"{plan} or more", f"{plan} {plan}"):
         env.reset(seed=0, options={"task_index": 0})
         assert env.step(f"<answer>{hedge}</answer>")[1] == 0.0, hedge
 
