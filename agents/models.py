@@ -169,9 +169,12 @@ def checkpoint_folder(resolved: ResolvedModel) -> str:
     sources = [Path(resolved.path, resolved.gguf_file or "adapter_model.safetensors").resolve()]
     base = resolved.base
     while base is not None:
-        sources.append(Path(base.path, base.gguf_file or "").resolve())
+        local = Path(base.path, base.gguf_file or "")
+        sources.append(local.resolve() if local.exists() else local)
         base = base.base
-    fingerprint = ":".join(f"{path}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in sources)
+    # A Hub base (no local path) is named by its id: the adapter's own file changes with every new training.
+    fingerprint = ":".join(f"{path}:{path.stat().st_size}:{path.stat().st_mtime_ns}" if path.exists() else str(path)
+                           for path in sources)
     key = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
     stem = Path(resolved.gguf_file).stem if resolved.gguf_file else Path(resolved.path).resolve().name
     target = cache_dir() / ("dequantized" if resolved.gguf_file else "merged") / f"{stem}-{key}"

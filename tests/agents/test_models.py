@@ -138,3 +138,18 @@ def test_the_packaged_gguf_model_loads_as_a_model_that_can_be_saved(tmp_path):
     model = load_causal_lm("smollm2")
     model.save_pretrained(tmp_path / "full")  # transformers refuses a model it still counts as GGUF-quantized
     assert (tmp_path / "full" / "model.safetensors").exists() and model.config.envgym_base_model == "smollm2"
+
+
+def test_a_lora_checkpoint_gets_a_merged_checkpoint_folder_for_other_engines(tmp_path, monkeypatch):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from envgym.agents.models import load_causal_lm
+
+    monkeypatch.setenv("ENVGYM_CACHE", str(tmp_path / "cache"))
+    adapter = lora_checkpoint(tmp_path, tiny_model_path())
+    folder = Path(checkpoint_folder(resolve_model(str(adapter))))
+    assert folder.is_relative_to(tmp_path / "cache") and (folder / "config.json").exists()
+    merged, plain = load_causal_lm(str(adapter)).state_dict(), AutoModelForCausalLM.from_pretrained(folder).state_dict()
+    assert all(torch.equal(merged[name], plain[name]) for name in merged)
+    assert checkpoint_folder(resolve_model(str(adapter))) == str(folder)  # made once
