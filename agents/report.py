@@ -99,12 +99,15 @@ def html_report(results: dict[str, Any]) -> str:
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     images = "".join(f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"/>'
                      f"<figcaption>{html.escape(title)}</figcaption></figure>" for title, data in _plots(results))
+    why = "".join(f"<h2>{html.escape(env_id)}: why this score</h2><ul>"
+                  + "".join(f"<li>{html.escape(line[2:])}</li>" for line in _explanation(summary)) + "</ul>"
+                  for env_id, summary in results["envs"].items())
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>envgym eval</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:4px 8px;text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>"
         f"<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>"
-        f"<p>Elapsed: {results.get('elapsed_s', 0):.1f} s.</p>{images}</body></html>"
+        f"<p>Elapsed: {results.get('elapsed_s', 0):.1f} s.</p>{why}{images}</body></html>"
     )
 
 

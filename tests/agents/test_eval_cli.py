@@ -141,6 +141,7 @@ def test_the_report_explains_the_score_with_components_cut_turns_endings_and_tra
     report = (out / "report.md").read_text()
     assert "## games/GuessNumber-v0: why this score" in report and "turns cut by the token budget" in report
     assert "### Best sample" in report and "### Worst sample" in report and "[assistant]" in report
+    assert "games/GuessNumber-v0: why this score</h2>" in (out / "report.html").read_text()
 
 
 BAD_EVAL_INPUTS = {
