@@ -8,7 +8,9 @@ Objective (per optimizer step, over a batch of groups; G episodes of one task fo
     w_t  = min(π_old(y_t) / π_rollout(y_t), cap)   only with importance-sampling correction, else 1
 
 ``A_{i,t}`` is the advantage of the *turn* that token t belongs to (see :func:`turn_advantages`), so
-multi-turn episodes get per-turn credit. Tokens the env or chat template wrote (loss mask 0) never count.
+multi-turn episodes get per-turn credit; with process rewards in the reward spec, each token of step k of a
+response also gets that step's advantage (:func:`step_advantages`, PURE's min-form credit or a sum). Tokens the
+env or chat template wrote (loss mask 0) never count.
 Optional entropy control changes the per-token term: an entropy bonus -c·H_t, Clip-Cov (drop a random few
 high-covariance tokens from the loss) or KL-Cov (no clip; |log ρ_t| penalty on the top-covariance tokens); the
 formulas are in :mod:`envgym.agents.entropy_control`.

@@ -20,7 +20,7 @@ A ``process`` component of the reward spec (``docs/rewards.md``) runs in the tra
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from envgym.agents.grpo import step_advantages
@@ -119,7 +119,8 @@ def policy_turns(trajectory: Trajectory) -> list[list[int]]:
 
 
 def apply_process_rewards(groups: Sequence[Sequence[Trajectory]], component: RewardComponent, tokenizer: Any,
-                          question_of: Any, reference_of: Any) -> None:
+                          question_of: Callable[[Trajectory], str],
+                          reference_of: Callable[[Trajectory], str | None]) -> None:
     """Score the steps of every healthy episode and record them in ``episode.metadata["process_rewards"]``
     (``{name: {"spans": [[start, end], ...], "rewards": [...], "weight", "credit"}}``, token spans in the
     completion). A scorer failure is the episode's error. ``question_of(trajectory)`` and
