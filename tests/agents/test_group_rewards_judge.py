@@ -62,3 +62,34 @@ def test_a_real_model_server_is_reached_and_its_unscored_judgement_fails_the_epi
         metrics = _trainer(judge).train_step()
     assert metrics["episodes_failed"] == 3 and metrics["update_skipped"] and "reward_mean" not in metrics
     assert "did not score all 3 responses after 1 attempts; its last reply:" in metrics["failure_example"]
+
+
+def test_a_gated_weighted_group_judgement_beside_the_verifier_reaches_gdpo_unweighted():
+    import envgym
+    from envgym.agents.grpo import gdpo_advantages
+    from envgym.agents.group_rewards import apply_group_rewards
+    from envgym.agents.trajectory import Trajectory
+    from envgym.rewards import RewardSpec
+
+    with scripted_judge(lambda body: "Response 1: 10\nResponse 2: 4\nResponse 3: 8") as server:
+        spec = {"components": [{"name": "correct", "source": "env"},
+                               {"name": "boxed", "source": "format", "pattern": r"\\boxed", "weight": 0.0},
+                               {"name": "rank", "source": "judge_group", "base_url": server.base_url, "model": "m",
+                                "weight": 0.5, "gate": "boxed"}]}
+        env = envgym.make("math/Arithmetic-v0", reward=spec)
+        group = []
+        for response in ("\\boxed{A}", "\\boxed{B}", "no box"):
+            messages, _ = env.reset(seed=0, options={"task_index": 0})
+            episode = envgym.Episode(env_id="t", task_id=env.task.id, prompt=messages)
+            _, reward, terminated, truncated, info = env.step(response)
+            turn = episode.add_turn(response, [], reward, terminated, truncated, info)
+            group.append(Trajectory(episode, [1], [2], [0.0], [1], [0], [turn.reward], [dict(turn.reward_components)],
+                                    False, "0", [dict(info["reward_weights"])]))
+        apply_group_rewards([group], RewardSpec.from_dict(spec), env, task_indices=[0])
+    assert [t.turn_reward_components[-1]["rank"] for t in group] == [0.5, 0.2, 0.0]  # 0.5 x (1, 0.4, gated 0)
+    assert [t.turn_reward_weights[-1]["rank"] for t in group] == [0.5] * 3
+    ranks = [[{"rank": t.turn_reward_components[-1]["rank"]}] for t in group]
+    weights = [[{"rank": 0.5}]] * 3
+    # GDPO reads the unweighted judgement (1, 0.4, 0): its z-scores, times 0.5, then batch-normalized
+    [advantages] = gdpo_advantages([[t.turn_rewards for t in group]], [ranks], [weights], 1e-4)
+    assert advantages[0] > advantages[1] > advantages[2]
