@@ -49,7 +49,13 @@ def bench_learn(
     from envgym.agents.train_cli import read_recipe
     from envgym.benchmarks.report import emit, machine
 
-    _, _, _, config = read_recipe(recipe, {"max_steps": steps})
+    env, _, _, config = read_recipe(recipe, {"max_steps": steps})
+    import envgym
+
+    turns = min((t for t in (config.max_turns, envgym.spec(env).max_turns if env else None) if t is not None), default=1)
+    if turns > 1:  # TRL's side here grades one completion: a tool call would be scored as the whole episode
+        raise typer.BadParameter(f"{recipe} plays {env} for up to {turns} turns; bench learn compares one-turn "
+                                 "recipes only (TRL's side grades a single completion)")
     if config.max_steps < 4:
         raise typer.BadParameter(f"--steps must be >= 4 (curves are compared as moving averages of "
                                  f"{WINDOW} steps, or half the run when it is shorter than {2 * WINDOW})")
