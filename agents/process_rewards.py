@@ -23,7 +23,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from envgym.agents.grpo import step_advantages
 from envgym.agents.trajectory import Trajectory
 from envgym.rewards import RewardComponent
 
@@ -155,6 +154,8 @@ def process_token_advantages(groups: Sequence[Sequence[Trajectory]], epsilon: fl
     """Per group, per episode: the process advantage of each completion token (summed over process components,
     each times its weight), or None for an episode without process rewards. See
     :func:`envgym.agents.grpo.step_advantages` for the formula."""
+    from envgym.agents.grpo import step_advantages  # grpo imports torch; scoring steps does not need it
+
     out: list[list[list[float] | None]] = [[None] * len(group) for group in groups]
     for g, group in enumerate(groups):
         names = sorted({name for t in group for name in t.episode.metadata.get("process_rewards", {})})
