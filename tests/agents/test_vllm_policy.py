@@ -162,7 +162,9 @@ def test_the_trainer_with_a_vllm_engine_samples_from_the_model_it_trains():
                           policy=VLLMPolicy(path, dtype="float32", enforce_eager=True))
     run = trainer.train()
     assert all(m["policy_tokens"] > 0 and m["rollout_logprob_gap_max"] < 1e-3 for m in run), run
-    assert run[0]["grad_norm"] > 0  # the weights moved before step 2 sampled, and the engine followed them
+    # the weights moved before a later step sampled, and the engine followed them (a step whose group rewards
+    # are all equal has no gradient: which one does depends on the sampling seeds)
+    assert any(m["grad_norm"] > 0 for m in run[:-1]), run
 
 
 @pytest.mark.vllm
