@@ -65,7 +65,7 @@ OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
     "format": {"tags": ("str_list", ()), "pattern": ("regex", None), "penalty": ("number", 0.0)},
     "length": {"max_length": ("positive_int", _REQUIRED), "buffer": ("positive_int", _REQUIRED)},
     "tool_cost": {},
-    "judge": dict(_JUDGE_OPTIONS),
+    "judge": {**_JUDGE_OPTIONS, "part": ("str", None)},
     "flip": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0)},
     "gaussian": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0),
                  "sigma": ("positive_number", 0.5)},

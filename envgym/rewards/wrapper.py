@@ -132,8 +132,19 @@ class JudgeReward(Wrapper):
         question = _question(task.messages if task is not None else [])
         reference = str(task.answer) if self.component.option("reference") and task is not None and \
             task.answer is not None else None
+        response = action_text(action)
+        part = self.component.option("part")
+        if part is not None:  # judge one named part of the reply (a proof), as the env reports it in info["parts"]
+            parts = info.get("parts") or {}
+            if part not in parts:
+                if info.get("action_valid") is False:  # no answer, so nothing to judge: the policy's mistake
+                    return messages, reward_total(components), terminated, truncated, info
+                info["error"] = (f"judge {self.component.name!r} reads part {part!r}, which the env did not report "
+                                 f"(its parts: {sorted(parts)})")
+                return messages, reward_total(components), terminated, truncated, info
+            response = str(parts[part])
         try:
-            judgement = self.judge.score(question, action_text(action), reference)
+            judgement = self.judge.score(question, response, reference)
         except JudgeError as error:
             info["error"] = f"judge {self.component.name!r} failed: {error}"
             return messages, reward_total(components), terminated, truncated, info

@@ -73,3 +73,27 @@ def test_a_variant_without_a_truth_value_is_refused(tmp_path):
 
 def test_passes_check_env():
     check_env(envgym.make("theorem/Informal-v0"))
+
+
+def test_a_judge_component_with_part_proof_scores_the_proof_alone(monkeypatch):
+    httpx = pytest.importorskip("httpx")
+    from envgym.rewards import apply_reward
+    from envgym.rewards import wrapper as reward_wrapper
+    from envgym.verifiers.judge import Judge
+
+    seen = []
+
+    def handler(request):
+        seen.append(request.read().decode())
+        return httpx.Response(200, json={"choices": [{"message": {"content": "Score: 5"}}]})
+
+    judge = Judge("http://judge/v1", "m", retries=0, backoff=0,
+                  http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    monkeypatch.setattr(reward_wrapper, "shared_judge", lambda component: judge)
+    spec = {"components": [{"name": "correct", "source": "env"}, {"name": "proof", "source": "judge", "part": "proof",
+                                                                  "base_url": "http://judge/v1", "model": "m",
+                                                                  "weight": 0.2}]}
+    env = apply_reward(envgym.make("theorem/Informal-v0"), spec)
+    env.reset(options={"task_index": 0})
+    _, reward, _, _, info = env.step(f"PROOF-TEXT-7 by AM-GM. \\boxed{{{env.unwrapped.task.answer}}}")
+    assert reward == pytest.approx(1.1) and "PROOF-TEXT-7" in seen[0] and "boxed" not in seen[0].split("PROOF")[1]
