@@ -50,7 +50,8 @@ def identity_variants(rng: np.random.Generator) -> list[Statement]:
         true = sympy.expand(lhs - rhs) == 0
         text = f"For every real number x, {_show(lhs)} = {_show(rhs)}."
         variants.append(Statement(text, bool(true), "polynomial identity", power,
-                                  {"kind": "identity", "lhs": sympy.srepr(lhs), "rhs": sympy.srepr(rhs)}))
+                                  {"kind": "identity", "a": a, "b": b, "power": power,
+                                   "rhs_coefficients": [int(c) for c in coefficients_used]}))
     return variants
 
 
@@ -84,8 +85,8 @@ def sum_variants(rng: np.random.Generator) -> list[Statement]:
         form = sympy.factor(form)
         true = sympy.simplify(sympy.summation(summand, (_k_int, 1, _n_int)) - form) == 0
         variants.append(Statement(f"For every integer n >= 1, {words} equals {_show(form)}.", bool(true),
-                                  "summation", 2, {"kind": "sum", "summand": sympy.srepr(summand),
-                                                   "form": sympy.srepr(form)}))
+                                  "summation", 2, {"kind": "sum", "summand": sympy.sstr(summand),
+                                                   "form": sympy.sstr(form)}))
     return variants
 
 
