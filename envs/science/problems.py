@@ -23,6 +23,8 @@ COMPOUNDS = ["H2O", "CO2", "CH4", "NH3", "NaCl", "C6H12O6", "H2SO4", "CaCO3", "K
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
+    """A question, its computed value and the values that common mistakes give, all in ``unit``."""
+
     topic: str
     question: str
     value: float

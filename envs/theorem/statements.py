@@ -21,6 +21,8 @@ _k_int = sympy.Symbol("k", integer=True, positive=True)
 
 @dataclasses.dataclass(frozen=True)
 class Statement:
+    """One variant: its text, its decided truth, and the claim that was decided (for independent re-checks)."""
+
     text: str
     true: bool
     topic: str
