@@ -41,6 +41,9 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("bench", "learn", "envgym.agents.learn_bench:bench_learn"),
     ("app", "audit", "envgym.audit.cli:audit_command"),
     ("app", "check-template", "envgym.agents.templates:check_template_command"),
+    ("app", "export", "envgym.export:export_command"),
+    ("app", "init", "envgym.scaffold.cli:init_command"),
+    ("app", "check", "envgym.scaffold.cli:check_command"),
 ]
 _GROUPS = {"app": app, "bench": bench_app, "serve": serve_app, "sandbox": sandbox_app}
 
