@@ -30,13 +30,13 @@ def play(task_index: int, actions: list) -> Episode:
 
 
 def write_run(folder: Path, episodes: list[Episode], name: str = "samples.jsonl") -> Path:
-    """A run folder as envgym eval leaves it: one samples.jsonl record (wrapping its episode) per line."""
+    """A run folder as envgym eval leaves it: one samples.jsonl record (eval's own ``sample_record``) per line."""
+    from envgym.agents.evaluate import sample_record
+
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / name).open("w", encoding="utf-8") as handle:
-        for i, episode in enumerate(episodes):
-            record = {"env_id": episode.env_id, "task_id": episode.task_id, "sample": i,
-                      "reward": episode.total_reward, "error": episode.error, "episode": episode.to_dict()}
-            handle.write(json.dumps(record) + "\n")
+        for episode in episodes:
+            handle.write(json.dumps(sample_record(episode)) + "\n")
     return folder
 
 
@@ -69,6 +69,12 @@ def test_read_run_reads_bare_episode_jsonl(tmp_path: Path):
     write_jsonl(tmp_path / "episodes.jsonl", [play(0, ["<answer>5</answer>"])])
     [(where, episode)] = read_run(tmp_path / "episodes.jsonl")
     assert where.endswith("episodes.jsonl:1") and episode.total_reward == 1.0
+
+
+def test_read_run_reads_the_rollouts_of_a_train_folder(tmp_path: Path):
+    write_run(tmp_path / "train", [play(1, ["<answer>8</answer>"])], name="rollouts.jsonl")
+    [(where, episode)] = read_run(tmp_path / "train")
+    assert where.endswith("rollouts.jsonl:1") and episode.task_id == "four-plus-four"
 
 
 def test_failed_episodes_are_never_exported(run_folder: Path):
