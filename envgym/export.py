@@ -95,14 +95,15 @@ def _episode(line: str, where: str) -> Episode:
 def select(episodes: Iterable[tuple[str, Episode]], *, min_reward: float | None = None,
            best_per_task: bool = False) -> list[tuple[str, Episode]]:
     """The healthy episodes whose reward reaches ``min_reward``; with ``best_per_task`` only the first of the
-    highest-reward ones of each (env, task)."""
+    highest-reward ones of each (env, task id or, without one, seed)."""
     kept = [(where, e) for where, e in episodes
             if not e.failed and (min_reward is None or e.total_reward >= min_reward)]
     if not best_per_task:
         return kept
     best: dict[tuple[Any, Any], tuple[str, Episode]] = {}
     for where, episode in kept:
-        key = (episode.env_id, episode.task_id)
+        # an env without task ids tells its tasks apart by seed
+        key = (episode.env_id, episode.task_id if episode.task_id is not None else episode.seed)
         if key not in best or episode.total_reward > best[key][1].total_reward:
             best[key] = (where, episode)
     return list(best.values())

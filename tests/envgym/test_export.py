@@ -90,6 +90,11 @@ def test_best_per_task_keeps_the_highest_reward_episode_of_each_task(run_folder:
     assert [(e.task_id, e.total_reward) for _, e in kept] == [("two-plus-three", 1.0), ("four-plus-four", 0.0)]
 
 
+def test_best_per_task_tells_tasks_without_ids_apart_by_seed():
+    episodes = [Episode("x/NoTasks-v0", None, [], seed=seed, turns=[]) for seed in (0, 1)]
+    assert len(select([("a", e) for e in episodes], best_per_task=True)) == 2
+
+
 def test_token_row_masks_the_prompt_and_keeps_per_turn_rewards():
     episode = play(0, ["<answer>5</answer>"])
     episode.metadata.update(prompt_ids=[1, 2], completion_ids=[3, 4, 5], loss_mask=[1, 1, 0], turn_ends=[3])
