@@ -86,7 +86,7 @@ def registered_by_folder(folder: Path) -> list[str]:
 def check_one(env_id: str) -> bool:
     """check_env, then the audit; print what failed. True when both pass."""
     import envgym
-    from envgym.audit.runner import audit_env
+    from envgym.audit import audit_env
     from envgym.utils import check_env
 
     try:

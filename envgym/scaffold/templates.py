@@ -116,7 +116,7 @@ class Reverse(Env):
 TEST = '''"""The env keeps envgym's contract (check_env) and survives the adversarial audit (envgym audit)."""
 
 import envgym
-from envgym.audit.runner import audit_env
+from envgym.audit import audit_env
 from envgym.utils import check_env
 
 from {package} import ENV_IDS

@@ -70,7 +70,7 @@ def test_scaffolded_env_marks_a_missing_answer_invalid_without_raising(scaffolde
 
 def test_scaffolded_env_passes_check_env_and_the_audit(scaffolded_env: str):
     import envgym
-    from envgym.audit.runner import audit_env
+    from envgym.audit import audit_env
     from envgym.utils import check_env
 
     check_env(envgym.make(scaffolded_env))
