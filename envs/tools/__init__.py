@@ -12,3 +12,10 @@ def register_envs() -> None:
         description="Carry out customer-service requests on a SQLite shop with function calls; reward 1 if the final "
         "database is exactly the goal state.",
     )
+    register(
+        "tools/ShopOrdersUser-v0",
+        "envgym.envs.tools.shop_orders_user:ShopOrdersUser",
+        max_turns=30,
+        description="ShopOrders with a simulated user who reveals the requests over turns (tau-bench style); reward 1 "
+        "if the final database is exactly the goal state.",
+    )
