@@ -69,3 +69,11 @@ def test_user_messages_get_loss_mask_0_in_a_rollout():
     policy_text = tokenizer.decode([t for t, m in zip(trajectory.completion_ids, mask) if m == 1])
     assert request in env_text and request not in policy_text
     assert "What do you need?" in policy_text
+
+
+def test_replaying_a_task_after_another_episode_starts_from_the_same_state():
+    env = envgym.make("tools/ShopOrdersUser-v0", goals=(2, 2))
+    first = _play(env, 0)
+    env.reset(options={"task_index": 0})
+    env.step("What do you need?")  # reveal a request, then abandon the episode half-way
+    assert _play(env, 0) == first
