@@ -77,8 +77,22 @@ def evaluate_arithmetic(text: str) -> Fraction:
     return _bounded_depth(_arithmetic, _parse(text))
 
 
+_MAX_DEPTH = 200
+
+
 def _bounded_depth(walk: Callable[[ast.expr], Any], tree: ast.expr) -> Any:
-    """``walk(tree)``, with a tree too deep for the recursive walk (``-----...1``) refused, not raised."""
+    """``walk(tree)``, with a tree nested deeper than ``_MAX_DEPTH`` (``-----...1``) refused, not raised.
+
+    The depth is measured without recursion first: the interpreter's recursion limit is process-wide and other
+    code (sympy, test runners) raises it, so a RecursionError alone is not a bound.
+    """
+    stack, deepest = [(tree, 1)], 1
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > _MAX_DEPTH:
+            raise UnsafeExpressionError(f"expression nested more than {_MAX_DEPTH} levels deep")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     try:
         return walk(tree)
     except RecursionError:

@@ -50,3 +50,15 @@ def test_python_literals_are_parsed_never_evaluated():
     for text in ["__import__('os')", "[1] * 3", "x" * 30_000]:
         with pytest.raises(UnsafeExpressionError):
             python_literal(text)
+
+
+def test_deep_nesting_is_refused_even_under_a_raised_recursion_limit():
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        with pytest.raises(UnsafeExpressionError, match="nested"):
+            evaluate_arithmetic("-" * 1999 + "1")
+    finally:
+        sys.setrecursionlimit(limit)
