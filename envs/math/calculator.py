@@ -6,7 +6,7 @@ turns, one call, a verifiable answer. That makes it the recipe for teaching a sm
 (``recipes/smollm2-tool-cpu.yaml``).
 
 The calculator never runs the policy's text: it is read by
-:func:`envgym.envs.rg.safe_expr.evaluate_arithmetic`, an :mod:`ast` walk that accepts number literals,
+:func:`envgym.verifiers.safe_expr.evaluate_arithmetic`, an :mod:`ast` walk that accepts number literals,
 ``+ - * /``, ``**`` with small integer exponents and parentheses, and nothing else (names, calls, attributes
 are refused), with every size bounded. A refused or malformed expression is the policy's mistake: the tool
 answers with the reason, and :class:`~envgym.tools.ToolEnv` marks the turn ``action_valid=False``.
@@ -60,7 +60,7 @@ class CalculationTasks(MathAnswerEnv):
 def calculate(expression: str) -> str:
     """The exact value of an arithmetic expression (see the module docstring for what is accepted), as text:
     an integer, or a fraction ``p/q``. Raises ``ValueError`` naming what was refused."""
-    from envgym.envs.rg.safe_expr import evaluate_arithmetic
+    from envgym.verifiers.safe_expr import evaluate_arithmetic
 
     value: Fraction = evaluate_arithmetic(expression)
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"

@@ -4,7 +4,7 @@ Every replacement keeps the task's own grading rule and credit levels where they
 
 - **Answer executed in the env's process** (``eval`` in n_queens, binary_matrix, spiral_matrix,
   string_insertion; sympy's ``parse_expr`` in countdown, puzzle24, polynomial_multiplication and both
-  integration tasks). We parse with :mod:`envgym.envs.rg.safe_expr` instead of running the scorer in the
+  integration tasks). We parse with :mod:`envgym.verifiers.safe_expr` instead of running the scorer in the
   sandbox: these answers are numbers, lists and short formulas that a whitelist over :mod:`ast` reads exactly,
   in microseconds, where a sandbox run costs a process start and sympy's import per step.
 - **Beaten by a generic answer**: puzzle24 never checks the numbers used (any expression worth 24 earns);
@@ -27,7 +27,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable
 
-from envgym.envs.rg.safe_expr import (UnsafeExpressionError, evaluate_arithmetic, number_literals,
+from envgym.verifiers.safe_expr import (UnsafeExpressionError, evaluate_arithmetic, number_literals,
                                       python_literal, sympy_expression)
 
 Scorer = Callable[[Any, str | None, dict[str, Any]], float]

@@ -57,7 +57,7 @@ def antiderivative(integrand: str, variable: str) -> str:
     import sympy
 
     from envgym.envs.rg.scorers import sympy_namespace
-    from envgym.envs.rg.safe_expr import sympy_expression
+    from envgym.verifiers.safe_expr import sympy_expression
 
     names, functions = sympy_namespace(variable)
     return f"{sympy.integrate(sympy_expression(integrand, names, functions), names[variable])} + C"

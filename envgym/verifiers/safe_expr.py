@@ -1,6 +1,7 @@
 """Read a policy's answer as arithmetic, a sympy expression or a Python literal without executing it.
 
-reasoning-gym's scorers read answers with ``eval`` and sympy's ``parse_expr`` (which ``eval``s too), inside
+Shared by every env that reads arithmetic from a policy (reasoning-gym's scorers, math/Calculator-v0's tool).
+reasoning-gym's own scorers read answers with ``eval`` and sympy's ``parse_expr`` (which ``eval``s too), inside
 the env's own process: an answer could read the scorer's frame (the target) or mutate the cached task. These
 readers parse with :mod:`ast` and build the value from a whitelist of node types: numbers, ``+ - * / **``,
 parentheses and, for sympy, the names and functions the caller allows. Anything else (attributes, subscripts,

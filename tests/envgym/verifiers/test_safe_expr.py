@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from envgym.envs.rg.safe_expr import (UnsafeExpressionError, evaluate_arithmetic, number_literals,
+from envgym.verifiers.safe_expr import (UnsafeExpressionError, evaluate_arithmetic, number_literals,
                                       python_literal, sympy_expression)
 
 
