@@ -29,7 +29,7 @@ import os
 import re
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
@@ -148,6 +148,17 @@ class Judge:
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
+    def _ask(self, body: dict[str, Any], parse: Callable[[str], Any]) -> tuple[str, int, Any]:
+        """Post ``body`` until ``parse`` reads the reply (``retries`` more times at most): the last reply, the
+        number of attempts and what was read (``None`` if no reply could be read)."""
+        reply, parsed = "", None
+        for attempt in range(1, self.retries + 2):
+            reply = self._post(body)
+            parsed = parse(reply)
+            if parsed is not None:
+                return reply, attempt, parsed
+        return reply, self.retries + 1, None
+
     # --- public API -------------------------------------------------------------------------------
     def score(self, question: str, response: str, reference: str | None = None) -> Judgement:
         """Judge one response (blocking; thread-safe)."""
@@ -156,13 +167,7 @@ class Judge:
         if cached is not None:
             return cached
         body = self.request_body(question, response, reference)
-        reply, attempts, score = "", 0, None
-        for attempt in range(self.retries + 1):
-            attempts = attempt + 1
-            reply = self._post(body)
-            score = parse_score(reply, self.scale)
-            if score is not None:
-                break
+        reply, attempts, score = self._ask(body, lambda text: parse_score(text, self.scale))
         return self._store(key, Judgement(score, reply, attempts))
 
     def score_group(self, question: str, responses: list[str], reference: str | None = None) -> GroupJudgement:
@@ -176,13 +181,7 @@ class Judge:
         if cached is not None:
             return cached
         body = self.group_request_body(question, responses, reference)
-        reply, attempts, scores = "", 0, None
-        for attempt in range(self.retries + 1):
-            attempts = attempt + 1
-            reply = self._post(body)
-            scores = parse_group_scores(reply, len(responses), self.scale)
-            if scores is not None:
-                break
+        reply, attempts, scores = self._ask(body, lambda text: parse_group_scores(text, len(responses), self.scale))
         return self._store(key, GroupJudgement(scores, reply, attempts))
 
     async def ascore(self, question: str, response: str, reference: str | None = None) -> Judgement:
