@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine of this project's kind: system packages (bubblewrap, libseccomp, docker), then
+# Sets up a fresh machine of this project's kind: system packages (bubblewrap, libseccomp, docker, chromium), then
 # envgym with every extra. On a machine without an NVIDIA GPU torch is pinned to its CPU build through
 # constraints/cpu.txt (an unpinned torch pulls multi-GB CUDA wheels). Safe to run again: it only installs
 # what is missing.
@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   need=()
   command -v bwrap >/dev/null || need+=(bubblewrap)
+  command -v chromium >/dev/null || need+=(chromium)  # the report's headless browser test
   command -v dockerd >/dev/null || need+=(docker.io)
   [ -e /usr/include/seccomp.h ] || need+=(libseccomp-dev)
   if [ ${#need[@]} -gt 0 ]; then
