@@ -15,6 +15,10 @@ reward TRL ends with (TRL's last 10 steps, averaged over its seeds), and of wall
 than 20 steps use a window of half their length (``window`` in the result), so the comparison still has steps
 to tell apart. Each finished run's JSON is also printed to stderr as it ends, so a long run that is cut short
 keeps what it measured.
+
+A multi-turn recipe (a tool env, e.g. ``recipes/smollm2-tool-cpu.yaml``) is compared with TRL through both of
+``envgym.integrations.trl``'s paths, ``trl-env`` and ``trl-rollout``, on the unshaped task reward; see
+:mod:`envgym.agents.learn_bench_tool`.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ SIDES = ("envgym", "trl")
 def bench_learn(
     as_json: bool = typer.Option(False, "--json", help="Print only the JSON line."),
     steps: int = typer.Option(None, "--steps", help="Steps per trainer (default: the recipe's max_steps)."),
-    recipe: Path = typer.Option(RECIPE, "--recipe", help="A one-turn recipe whose env has a task source."),
+    recipe: Path = typer.Option(RECIPE, "--recipe", help="A recipe whose env has a task source: one-turn, or "
+                                                          "multi-turn (a tool recipe)."),
     seeds: int = typer.Option(3, "--seeds", help="Runs per side: seeds recipe seed, +1, ... (each fixes a task order)."),
     jobs: int = typer.Option(1, "--jobs", help="Runs at a time (more finish sooner on a shared machine; each run's "
                                               "seconds per step then include the others' load)."),
@@ -50,12 +55,7 @@ def bench_learn(
     from envgym.benchmarks.report import emit, machine
 
     env, _, _, config = read_recipe(recipe, {"max_steps": steps})
-    import envgym
-
-    turns = min((t for t in (config.max_turns, envgym.spec(env).max_turns if env else None) if t is not None), default=1)
-    if turns > 1:  # TRL's side here grades one completion: a tool call would be scored as the whole episode
-        raise typer.BadParameter(f"{recipe} plays {env} for up to {turns} turns; bench learn compares one-turn "
-                                 "recipes only (TRL's side grades a single completion)")
+    turns = episode_turns(env, config)
     if config.max_steps < 4:
         raise typer.BadParameter(f"--steps must be >= 4 (curves are compared as moving averages of "
                                  f"{WINDOW} steps, or half the run when it is shorter than {2 * WINDOW})")
@@ -66,6 +66,9 @@ def bench_learn(
     except ImportError as error:
         raise typer.BadParameter("bench learn compares with TRL: pip install 'envgym[peers]'") from error
     seed_list = [config.seed + offset for offset in range(seeds)]
+    if turns > 1:  # a tool recipe: TRL plays whole episodes through both integration paths (learn_bench_tool)
+        emit(_bench_tool(recipe, config, turns, seed_list, jobs), as_json)
+        return
     # Seed by seed (both sides of a seed before the next), so a run cut short has both sides of what it finished.
     order = [(side, seed) for seed in seed_list for side in SIDES]
 
@@ -83,6 +86,34 @@ def bench_learn(
                                            "task_order": "drawn from each seed, the same for both sides"}}
     result.update(summarize(runs, config.max_steps))
     emit(result, as_json)
+
+
+def _bench_tool(recipe: Path, config: Any, turns: int, seed_list: list[int], jobs: int) -> dict[str, Any]:
+    """The multi-turn bench's result: every side of :data:`~envgym.agents.learn_bench_tool.TOOL_SIDES` on every
+    seed, and the pairings of ours with each TRL path (a failed TRL path is skipped with its reason)."""
+    from envgym.agents.learn_bench_tool import OBSERVATION_TOKENS, TOOL_SIDES, run_tool_bench, summarize_tool
+    from envgym.benchmarks.report import machine
+
+    runs, skipped = run_tool_bench(recipe, config.max_steps, seed_list, jobs, lambda line: typer.echo(line, err=True))
+    settings = {"gradient_checkpointing": config.gradient_checkpointing,
+                "task_order": "drawn from each seed, the same for every side", "max_turns": turns,
+                "new_tokens_per_turn": config.max_completion_length,
+                "trl_episode_token_budget": turns * (config.max_completion_length + OBSERVATION_TOKENS),
+                "reward_compared": "unshaped: the recipe's env-sourced reward components (training reward is the "
+                                   "recipe's, shaping included, on every side)"}
+    result: dict[str, Any] = {"benchmark": "learn", "machine": machine(), "recipe": str(recipe),
+                              "steps": config.max_steps, "seeds": seed_list, "jobs": jobs, "turns": turns,
+                              "side_names": list(TOOL_SIDES), "settings": settings}
+    result.update(summarize_tool(runs, config.max_steps, skipped))
+    return result
+
+
+def episode_turns(env: str | None, config: Any) -> int:
+    """The most turns an episode of the recipe plays: its ``max_turns`` or the env's own limit (1 if neither)."""
+    import envgym
+
+    limits = (config.max_turns, envgym.spec(env).max_turns if env else None)
+    return min((t for t in limits if t is not None), default=1)
 
 
 def window_for(steps: int) -> int:
