@@ -1,7 +1,8 @@
 """Reports of an eval run: a Markdown table and a self-contained HTML page with plots, and run comparison.
 
 The HTML embeds its plots (pass@k curves, reward histograms per env) as base64 PNGs, so the one file can
-be mailed or attached to an issue.
+be mailed or attached to an issue. Next to it, one transcript page per env shows every sample's turns
+(:mod:`envgym.agents.report_transcripts`); two runs compare side by side in :mod:`envgym.agents.report_compare`.
 """
 
 from __future__ import annotations
@@ -93,32 +94,58 @@ def transcript(episode: dict[str, Any], limit: int = 800) -> str:
     return "\n".join(lines).replace("```", "'''")  # a fence inside would end the Markdown code block
 
 
-def html_report(results: dict[str, Any]) -> str:
+def html_report(results: dict[str, Any], transcript_pages: dict[str, str] | None = None) -> str:
+    """The report page; ``transcript_pages`` (env id -> file name) links each env to its transcripts."""
     header, rows = table_rows(results)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     images = "".join(f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"/>'
                      f"<figcaption>{html.escape(title)}</figcaption></figure>" for title, data in _plots(results))
+    pages = transcript_pages or {}
     why = "".join(f"<h2>{html.escape(env_id)}: why this score</h2><ul>"
-                  + "".join(f"<li>{html.escape(line[2:])}</li>" for line in _explanation(summary)) + "</ul>"
-                  for env_id, summary in results["envs"].items())
+                  + "".join(f"<li>{html.escape(line[2:])}</li>" for line in _explanation(summary))
+                  + (f'<li><a href="{html.escape(pages[env_id])}">every transcript</a></li>' if env_id in pages else "")
+                  + "</ul>" for env_id, summary in results["envs"].items())
+    nav = "".join(f'<a href="{html.escape(page)}">{html.escape(env_id)} transcripts</a> ' for env_id, page in pages.items())
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>envgym eval</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:4px 8px;text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>"
-        f"<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>"
+        f"{f'<nav>{nav}</nav>' if nav else ''}<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>"
         f"<p>Elapsed: {results.get('elapsed_s', 0):.1f} s.</p>{why}{images}</body></html>"
     )
 
 
 def write_reports(results: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``report.md`` (with example transcripts from ``samples.jsonl`` when it is there) and
-    ``report.html`` next to ``results.json``; returns their paths."""
+    """Write ``report.md`` (with example transcripts from ``samples.jsonl`` when it is there), ``report.html``
+    and, for each env with samples on file, its transcript page, next to ``results.json``; returns the paths
+    of the two reports."""
+    from envgym.agents.report_transcripts import page_name, transcript_page
+
     out = Path(out_dir)
     md, page = out / "report.md", out / "report.html"
-    md.write_text(markdown(results, _read_samples(out / "samples.jsonl")), encoding="utf-8")
-    page.write_text(html_report(results), encoding="utf-8")
+    samples = _read_samples(out / "samples.jsonl")
+    md.write_text(markdown(results, samples), encoding="utf-8")
+    pages = {}
+    for env_id in results["envs"]:
+        records = [r for r in samples if r.get("env_id") == env_id]
+        if records:
+            pages[env_id] = page_name(env_id)
+            nav = [("report", "report.html")] + [(e, page_name(e)) for e in results["envs"] if e != env_id]
+            (out / pages[env_id]).write_text(transcript_page(env_id, records, str(results["model"]), nav),
+                                             encoding="utf-8")
+    page.write_text(html_report(results, pages), encoding="utf-8")
     return md, page
+
+
+def read_run(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A run folder's ``results.json`` and ``samples.jsonl`` records (none when the file is missing).
+    ``path`` may also name the ``results.json`` itself."""
+    path = Path(path)
+    results_path = path / "results.json" if path.is_dir() else path
+    if not results_path.exists():
+        raise FileNotFoundError(f"{results_path} does not exist; give a run folder written by `envgym eval --out`")
+    return json.loads(results_path.read_text()), _read_samples(results_path.parent / "samples.jsonl")
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
@@ -150,15 +177,7 @@ def _plots(results: dict[str, Any]) -> list[tuple[str, str]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plots = []
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for env_id, summary in results["envs"].items():
-        ks = sorted(int(key[5:]) for key in summary if key.startswith("pass@"))
-        if ks:
-            axis.plot(ks, [summary[f"pass@{k}"] for k in ks], marker="o", label=env_id)
-    axis.set(xlabel="k", ylabel="pass@k", ylim=(-0.02, 1.02), title="pass@k")
-    axis.legend(fontsize=7)
-    plots.append(("pass@k per env", _png(figure)))
+    plots = [("pass@k per env", _png(pass_at_k_figure(results)))]
     envs = [(env_id, s.get("rewards") or []) for env_id, s in results["envs"].items()]
     figure, axes = plt.subplots(1, max(1, len(envs)), figsize=(3.2 * max(1, len(envs)), 3), squeeze=False)
     for axis, (env_id, rewards) in zip(axes[0], envs):
@@ -167,6 +186,25 @@ def _plots(results: dict[str, Any]) -> list[tuple[str, str]]:
         axis.set_xlabel("episode reward")
     plots.append(("reward histogram per env", _png(figure)))
     return plots
+
+
+def pass_at_k_figure(results: dict[str, Any]) -> Any:
+    """pass@k against k per env; k is a count of samples, so the axis ticks only integers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for env_id, summary in results["envs"].items():
+        ks = sorted(int(key[5:]) for key in summary if key.startswith("pass@"))
+        if ks:
+            axis.plot(ks, [summary[f"pass@{k}"] for k in ks], marker="o", label=env_id)
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axis.set(xlabel="k", ylabel="pass@k", ylim=(-0.02, 1.02), title="pass@k")
+    axis.legend(fontsize=7)
+    return figure
 
 
 def _png(figure: Any) -> str:

@@ -13,6 +13,7 @@ EXTRA_OF = {
     **dict.fromkeys(["trl", "sandbox_fusion"], "peers"),
     **dict.fromkeys(["openenv", "mcp"], "integrations"),
     "vllm": "vllm",
+    "playwright": "browser",
 }
 
 
