@@ -120,18 +120,37 @@ def compare_command(
     run_a: Path = typer.Argument(..., help="First run folder (or its results.json)."),
     run_b: Path = typer.Argument(..., help="Second run folder (or its results.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison rows as JSON."),
+    out: Path = typer.Option(None, "--out", help="Also write OUT/comparison.html: per env both rewards, per task "
+                             "both runs' transcripts side by side, tasks that flipped."),
 ) -> None:
-    """Compare two eval runs metric by metric (B - A)."""
+    """Compare two eval runs metric by metric (B - A); with --out, a before/after page too."""
     from rich.console import Console
 
     from envgym.agents.report import compare
 
     results = [_read_results(path) for path in (run_a, run_b)]
     header, rows = compare(*results)
+    page = None
+    if out is not None:
+        from envgym.agents.report_compare import write_comparison
+
+        page = write_comparison(run_a, run_b, out)
     if as_json:
         print(json.dumps([dict(zip(header[:2] + ["a", "b", "delta"], row)) for row in rows]))
         return
     print_table(Console(), header, rows)
+    if page is not None:
+        Console().print(f"comparison page: {page}", soft_wrap=True)
+
+
+@eval_app.command("report")
+def report_command(run: Path = typer.Argument(..., help="A run folder written by `envgym eval --out`.")) -> None:
+    """Write RUN's reports again (report.md, report.html, a transcript page per env) from its results.json and
+    samples.jsonl, e.g. for a run made before the transcript pages existed."""
+    from envgym.agents.report import write_reports
+
+    md, page = write_reports(_read_results(run), run if run.is_dir() else run.parent)
+    print(f"report: {page}  (markdown: {md})")
 
 
 DTYPES = ("float32", "bfloat16", "float16", "auto")

@@ -26,7 +26,7 @@ def demo_command(
     recipe: str = typer.Option("smollm2-arithmetic-cpu", "--recipe",
                                help="A training recipe (GRPOConfig fields plus env, env_kwargs and model): a file or "
                                     "the name of an installed recipe."),
-    out: Path = typer.Option(Path("runs/demo"), "--out", help="Folder for before/, train/, after/ and comparison.md."),
+    out: Path = typer.Option(Path("runs/demo"), "--out", help="Folder for before/, train/, after/, comparison.md and comparison.html."),
     steps: int = typer.Option(None, "--steps", help="Training steps (default: the recipe's max_steps)."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
     debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
@@ -44,6 +44,7 @@ def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
     from envgym.agents.evaluate import load_suite
     from envgym.agents.preflight import BadInput, check_env_kwargs, find_config, message_of
     from envgym.agents.report import compare, write_reports
+    from envgym.agents.report_compare import write_comparison
     from envgym.agents.train_cli import load_model, plan_training, read_recipe_file
     from envgym.agents.trainer import GRPOTrainer
 
@@ -84,11 +85,13 @@ def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
     rows = [row for row in rows if _shown(row)]
     print_table(console, header, rows)
     (out / "comparison.md").write_text(_markdown(header, rows))
+    page = write_comparison(out / "before", out / "after", out)
     curve = [m.get("reward_mean", float("nan")) for m in trainer.history]
     first, last = _mean(curve[:10]), _mean(curve[-10:])
     console.print(f"training reward (mean of steps 1-10 -> last 10): {first:.3f} -> {last:.3f}")
     console.print(f"reports: {out / 'before' / 'report.html'}, {out / 'after' / 'report.html'}; "
-                  f"reward curve: {out / 'train' / 'reward_curve.png'}; table: {out / 'comparison.md'}")
+                  f"reward curve: {out / 'train' / 'reward_curve.png'}; table: {out / 'comparison.md'}; "
+                  f"before/after transcripts: {page}")
     console.print(f"demo wall time: {time.perf_counter() - started:.0f} s")
 
 

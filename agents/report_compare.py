@@ -1,0 +1,127 @@
+"""The before/after page: two eval runs side by side (``envgym demo``'s before and after, or any two runs through
+``envgym eval compare A B --out DIR``).
+
+Per env it shows both runs' rewards; per task both runs' transcripts in two columns, and whether the task
+*flipped*. A task passes in a run when at least half of its healthy samples are correct (the majority of its
+samples, so one lucky sample of four does not count as solved); a task flips when it passes in one run and not
+in the other. Tasks whose samples all failed (env, verifier or request errors) pass in neither and never flip.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from envgym.agents.report_transcripts import _data, _number_text, _text, outcome, page, sample_row, task_filter
+
+FLIPS = {(False, True): "up", (True, False): "down"}
+
+
+def task_passes(records: list[dict[str, Any]]) -> bool | None:
+    """Whether a task passes in a run (at least half of its healthy samples correct); None without one."""
+    healthy = [r for r in records if outcome(r) != "error"]
+    if not healthy:
+        return None
+    return 2 * sum(outcome(r) == "pass" for r in healthy) >= len(healthy)
+
+
+def comparison_page(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+                    nav: list[tuple[str, str]] | None = None) -> str:
+    """The page for two runs, each given as (``results.json`` content, ``samples.jsonl`` records)."""
+    (results_a, samples_a), (results_b, samples_b) = runs
+    names = [str(results_a["model"]), str(results_b["model"])]
+    env_ids = [e for e in results_a["envs"] if e in results_b["envs"]]
+    by_task = [_by_task(samples_a), _by_task(samples_b)]
+    sections = "".join(_env_section(env_id, names, by_task) for env_id in env_ids)
+    options = "".join(f"<option>{_text(e)}</option>" for e in env_ids)
+    controls = (f"<label>env <select id='env'><option value='all'>all</option>{options}</select></label>"
+                + task_filter() + "<label><input id='flipped-only' type='checkbox'> flipped tasks only</label>"
+                "<span id='shown'></span> <button type='button' onclick='openAll(true)'>open all</button>"
+                "<button type='button' onclick='openAll(false)'>close all</button>")
+    body = (f"<p>A: <b>{_text(names[0])}</b> · B: <b>{_text(names[1])}</b>. A task passes when at least half of "
+            "its samples are correct; it flips when it passes in one run only.</p>"
+            f"{_rewards_table(env_ids, results_a, results_b, by_task)}<div class='filters'>{controls}</div>{sections}")
+    return page(f"{names[0]} vs {names[1]}", body, nav)
+
+
+def _rewards_table(env_ids: list[str], results_a: dict[str, Any], results_b: dict[str, Any],
+                   by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]]) -> str:
+    """Per env: mean reward and pass@1 of both runs, and how many tasks flipped each way."""
+    rows = []
+    for env_id in env_ids:
+        a, b = results_a["envs"][env_id], results_b["envs"][env_id]
+        flips = [_flip(by_task, key) for key in _task_keys(by_task, env_id)]
+        delta = _delta(a.get("mean_reward"), b.get("mean_reward"))
+        cells = [_number_text(a.get("mean_reward")), _number_text(b.get("mean_reward")), delta,
+                 _number_text(a.get("pass@1")), _number_text(b.get("pass@1")),
+                 str(flips.count("up")), str(flips.count("down"))]
+        rows.append(f"<tr class='env-rewards'><td>{_text(env_id)}</td>" + "".join(f"<td>{c}</td>" for c in cells)
+                    + "</tr>")
+    header = "".join(f"<th>{h}</th>" for h in ("env", "mean reward A", "mean reward B", "B - A", "pass@1 A",
+                                                 "pass@1 B", "flipped to pass", "flipped to fail"))
+    return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
+
+
+def _env_section(env_id: str, names: list[str], by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]]) -> str:
+    rows = []
+    for key in _task_keys(by_task, env_id):
+        sides = [runs.get(key, []) for runs in by_task]
+        flip = _flip(by_task, key)
+        first = next(r for side in sides for r in side)
+        label = {"up": "flipped: fail → pass", "down": "flipped: pass → fail"}.get(flip or "", "")
+        summary = (f"task {_text(key[1])} <small>({_text(first.get('task_id'))})</small> · "
+                   + " · ".join(f"{run}: {_side_summary(side)}" for run, side in zip("AB", sides))
+                   + (f"<span class='badge {flip}'>{label}</span>" if flip else ""))
+        columns = "".join(f"<div><h4>{run}: {_text(name)}</h4>"
+                          + ("".join(sample_row(r, env_id=env_id, filterable=False) for r in side) or "<p>no samples</p>") + "</div>"
+                          for run, name, side in zip("AB", names, sides))
+        attributes = _data(env=env_id, task=key[1], task_id=first.get("task_id"), flipped=flip)
+        rows.append(f"<section class='row card task-pair'{attributes}><details><summary>{summary}</summary>"
+                    f"<div class='side'>{columns}</div></details></section>")
+    return f"<h2>{_text(env_id)}</h2>{''.join(rows)}"
+
+
+def _side_summary(records: list[dict[str, Any]]) -> str:
+    if not records:
+        return "no samples"
+    passed = sum(outcome(r) == "pass" for r in records)
+    rewards = [r["reward"] for r in records if outcome(r) != "error" and isinstance(r.get("reward"), (int, float))]
+    mean = f"{sum(rewards) / len(rewards):.3f}" if rewards else "n/a"
+    return f"{passed}/{len(records)} correct, mean reward {mean}"
+
+
+def _by_task(records: list[dict[str, Any]]) -> dict[tuple[str, Any], list[dict[str, Any]]]:
+    grouped: dict[tuple[str, Any], list[dict[str, Any]]] = {}
+    for record in sorted(records, key=lambda r: str(r.get("sample"))):
+        grouped.setdefault((record.get("env_id"), record.get("task_index")), []).append(record)
+    return grouped
+
+
+def _task_keys(by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]], env_id: str) -> list[tuple[str, Any]]:
+    keys = {key for runs in by_task for key in runs if key[0] == env_id}
+    return sorted(keys, key=lambda key: (not isinstance(key[1], int), key[1] if isinstance(key[1], int) else str(key[1])))
+
+
+def _flip(by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]], key: tuple[str, Any]) -> str | None:
+    """``up`` (fails in A, passes in B), ``down`` (the other way) or None."""
+    return FLIPS.get((task_passes(by_task[0].get(key, [])), task_passes(by_task[1].get(key, []))))
+
+
+def _delta(a: Any, b: Any) -> str:
+    return f"{b - a:+.3f}" if isinstance(a, (int, float)) and isinstance(b, (int, float)) else "n/a"
+
+
+def write_comparison(run_a: str | Path, run_b: str | Path, out_dir: str | Path) -> Path:
+    """Write ``comparison.html`` for two run folders (each with ``results.json`` and ``samples.jsonl``) into
+    ``out_dir``; returns its path."""
+    from envgym.agents.report import read_run
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "comparison.html"
+    folders = [Path(run) if Path(run).is_dir() else Path(run).parent for run in (run_a, run_b)]
+    nav = [(f"report {name}", Path(os.path.relpath(folder / "report.html", out)).as_posix())
+           for name, folder in zip("AB", folders) if (folder / "report.html").exists()]
+    path.write_text(comparison_page([read_run(run_a), read_run(run_b)], nav), encoding="utf-8")
+    return path
