@@ -31,6 +31,7 @@ import torch
 
 from envgym.agents.entropy_control import (ENTROPY_CONTROLS, clip_cov_selection, kl_cov_selection,
                                            token_covariance)
+from envgym.agents.tracking import parse_report_to
 
 ADVANTAGES = ("grpo", "dr_grpo", "rloo", "rebn", "gdpo", "turn_grpo")
 LOSS_TYPES = ("token_mean", "seq_mean_token_mean", "constant")
@@ -178,10 +179,14 @@ class GRPOConfig:
     """Log the mean token entropy of the policy (one softmax over the vocabulary per token, no gradient)."""
     save_steps: int = 0
     """Write a checkpoint every this many steps (0: only at the end)."""
-    report_to_tensorboard: bool = False
-    """Also write the metrics as TensorBoard scalars (needs the ``tensorboard`` package)."""
+    report_to: str | list[str] = dataclasses.field(default_factory=list)
+    """Trackers that also get every numeric metric, the config and sample episodes: ``trackio``, ``wandb``,
+    ``tensorboard`` (a list or comma string; TRL's ``report_to``), see :mod:`envgym.agents.tracking`."""
+    report_samples: int = 4
+    """Episodes per step sent to the trackers as the table ``rollouts`` (0: none)."""
 
     def __post_init__(self) -> None:
+        self.report_to = parse_report_to(self.report_to)
         if self.async_rollouts:
             self.importance_sampling_correction = True  # off-policy by one update: weigh it
         _choice("advantage", self.advantage, ADVANTAGES)
@@ -200,6 +205,8 @@ class GRPOConfig:
         for name in ("num_generations",):
             if getattr(self, name) < 2:
                 raise ValueError(f"{name} must be >= 2 (advantages compare episodes within a group), got {getattr(self, name)}")
+        if self.report_samples < 0:
+            raise ValueError(f"report_samples must be >= 0, got {self.report_samples}")
         for name in ("num_tasks_per_step", "max_completion_length", "num_iterations", "max_steps", "max_tokens_per_microbatch"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

@@ -71,6 +71,19 @@ def check_model_name(name: str) -> None:
         raise BadInput(f"--model: {error}") from None
 
 
+def check_report_to(value: Any, where: str = "--report-to") -> list[str]:
+    """The tracker names of ``report_to`` (a list or comma string); an unknown name, or a tracker whose library
+    is not installed, raises :class:`BadInput` naming the accepted trackers or the extra to install."""
+    from envgym.agents.tracking import check_installed, parse_report_to
+
+    try:
+        names = parse_report_to(value)
+        check_installed(names)
+    except (ValueError, ImportError) as error:
+        raise BadInput(f"{where}: {error}") from None
+    return names
+
+
 def find_config(name: str | Path, kind: str) -> Path:
     """The file of a recipe (``kind="recipes"``) or suite (``"suites"``): a path as given, else a name of one
     installed with the package (``smollm2-arithmetic-cpu`` finds ``envgym/recipes/smollm2-arithmetic-cpu.yaml``)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 import shlex
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,10 @@ def train_command(
                                help="Rollout engine: transformers (the trained model generates) or vllm (an "
                                     "in-process vLLM engine on the same model, weights synced after each step); "
                                     "default: vllm where it is installed, else transformers."),
+    report_to: str = typer.Option(None, "--report-to",
+                                  help="Also log metrics, config and sample episodes to these trackers, comma-"
+                                       "separated: trackio, wandb, tensorboard (overrides the config's report_to; "
+                                       "none for none)."),
     save_rollouts: int = typer.Option(0, "--save-rollouts", min=0,
                                       help="Write this many sampled episodes per step to OUT/rollouts.jsonl (the "
                                            "samples.jsonl format of envgym eval)."),
@@ -59,7 +62,7 @@ def train_command(
         quiet_libraries(verbose)
         plan = plan_training(env=env, model=model, config=config, env_kwargs=env_kwargs, resume=resume,
                              engine=engine, overrides={"max_steps": steps, "num_generations": group_size,
-                                                       "learning_rate": learning_rate})
+                                                       "learning_rate": learning_rate, "report_to": report_to})
         run_training(plan, out=out, device=device, save_rollouts=save_rollouts)
 
 
@@ -82,7 +85,7 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
                   resume: Path | None, engine: str | None, overrides: dict[str, Any]) -> TrainingPlan:
     """Check every input, cheapest first, without loading a model; raises :class:`BadInput` (one line)."""
     from envgym.agents.policy import ENGINES, default_engine
-    from envgym.agents.preflight import check_env_id, check_env_kwargs, check_model_name, find_config
+    from envgym.agents.preflight import check_env_id, check_env_kwargs, check_model_name, check_report_to, find_config
 
     engine = engine or default_engine()
     if engine not in ENGINES:
@@ -117,6 +120,7 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
     model = model or config_model or DEFAULT_MODEL
     check_model_name(model)
     grpo_config = grpo_config_from(fields, overrides, where=str(path) if path else "flags")
+    check_report_to(grpo_config.report_to, where="report_to")  # its library is installed
     built = dict(kwargs)
     if "reward" in built:
         from envgym.rewards import RewardSpec
@@ -174,16 +178,14 @@ def eval_command(checkpoint: Path, env: str, env_kwargs: dict[str, Any]) -> str:
 
 
 def write_rollouts(path: Path, groups: list[list[Any]], step: int, count: int) -> None:
-    """Append ``count`` episodes of this step's rollouts, drawn at random (seeded by the step), to ``path``
-    as ``samples.jsonl`` records with the step."""
-    from envgym.agents.evaluate import sample_record
+    """Append ``count`` episodes of this step's rollouts, drawn at random (seeded by the step: the same ones
+    the trackers get), to ``path`` as ``samples.jsonl`` records with the step."""
+    from envgym.agents.tracking import step_samples
 
-    episodes = [trajectory.episode for group in groups for trajectory in group]
-    chosen = sorted(random.Random(step).sample(range(len(episodes)), min(count, len(episodes))))
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
-        for index in chosen:
-            handle.write(json.dumps({"step": step, **sample_record(episodes[index])}, ensure_ascii=False) + "\n")
+        for record in step_samples(groups, step, count):
+            handle.write(json.dumps({"step": step, **record}, ensure_ascii=False) + "\n")
 
 
 def load_model(name: str, dtype: Any = None) -> tuple[Any, Any]:

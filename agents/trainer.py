@@ -32,6 +32,7 @@ from envgym.agents.learning_signal import learning_signal
 from envgym.agents.models import write_checkpoint_info
 from envgym.agents.entropy_control import token_entropies
 from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
+from envgym.agents.mixture import EnvMixture, MixtureMember, Source
 from envgym.agents.process_rewards import process_token_advantages, step_reward_metrics
 from envgym.agents.trajectory import Trajectory
 
@@ -41,17 +42,24 @@ with an ``update(task_index, rewards)`` method is told each group's episode rewa
 
 
 class GRPOTrainer:
-    """Train ``model`` with GRPO on the env ``env`` (an id for :func:`envgym.make` or a zero-arg factory).
+    """Train ``model`` with GRPO on the env ``env`` (an id for :func:`envgym.make` or a zero-arg factory), or on
+    an :class:`~envgym.agents.mixture.EnvMixture` (each group drawn from one of its envs, by weight, or from a
+    curriculum's levels; per-env metrics ``env/<name>/...`` and ``curriculum/<name>/...``).
 
     ``policy``: the engine rollouts sample from; by default a ``TransformersPolicy`` over ``model`` itself. An
     engine with weights of its own (``VLLMPolicy`` on the same checkpoint) gets the model's weights through its
     ``load_weights(model)`` when training starts and after every step's updates, so it always samples from the
     policy being trained (``time_sync_s`` in the metrics)."""
 
-    def __init__(self, model: Any, tokenizer: Any, env: str | Callable[[], envgym.Env], config: GRPOConfig | None = None,
+    def __init__(self, model: Any, tokenizer: Any, env: str | Callable[[], envgym.Env] | EnvMixture,
+                 config: GRPOConfig | None = None,
                  *, out_dir: str | Path | None = None, task_sampler: TaskSampler | None = None,
                  device: str | None = None, env_kwargs: dict[str, Any] | None = None, policy: Any = None):
         self.config = config = config or GRPOConfig()
+        if config.report_to:
+            from envgym.agents.tracking import check_installed
+
+            check_installed(config.report_to)  # now, not after the first step's rollouts
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         _seed_everything(config.seed)
         self.tokenizer = tokenizer
@@ -60,10 +68,13 @@ class GRPOTrainer:
         self.reference = None
         if config.beta > 0 and config.lora_r == 0:  # with LoRA the reference is the model with adapters off
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
-        self.env_factory = (lambda: envgym.make(env, **(env_kwargs or {}))) if isinstance(env, str) else env
-        self.env_name = env if isinstance(env, str) else getattr(env, "__name__", "env")
-        self.reward_spec = reward_spec_of(env_kwargs)  # its group rewards run after each group's rollouts
-        self.envs: dict[int, envgym.VectorEnv] = {}
+        self.mixture = env if isinstance(env, EnvMixture) else EnvMixture([MixtureMember(env, env_kwargs=dict(env_kwargs or {}))])
+        self.env_name = self.mixture.label
+        # Each member's group rewards run after the rollouts of its groups.
+        self.reward_specs = [reward_spec_of(member.env_kwargs) for member in self.mixture.members]
+        self.envs: dict[tuple[Source, int], envgym.VectorEnv] = {}
+        if task_sampler is not None and len(self.mixture.sources()) > 1:
+            raise ValueError("task_sampler picks task indices of one env; a mixture or a curriculum draws its own")
         self.task_sampler = task_sampler
         self.sampler_rng = np.random.default_rng(config.seed)
         params = [p for p in self.model.parameters() if p.requires_grad]
@@ -75,7 +86,8 @@ class GRPOTrainer:
         self.history: list[dict[str, Any]] = []
         self.last_rollouts: list[list[Trajectory]] = []
         """Every group the last step rolled out (trained, dropped and failed alike), for inspection."""
-        self._tensorboard = None
+        self._trackers = None
+        """The runs of ``config.report_to`` (:mod:`envgym.agents.tracking`), open from the first logged step."""
         if policy is None:
             from envgym.agents.transformers_policy import TransformersPolicy
 
@@ -107,6 +119,7 @@ class GRPOTrainer:
         if self.out_dir is not None and run:
             self.save_checkpoint()
             self.plot()
+        self.finish_tracking()
         return run
 
     def train_step(self) -> dict[str, Any]:
@@ -162,11 +175,25 @@ class GRPOTrainer:
         metrics.update(_reward_metrics(batch.groups, batch.rollouts))
         metrics.update(_failure_metrics(batch.rollouts))
         metrics.update(learning_signal(batch.rollouts, self.config))  # zero_advantage_groups, warning
-        metrics.update(group_reward_metrics(batch.rollouts, self.reward_spec))
+        metrics.update(self._source_metrics(batch.groups, batch.rollouts))
         metrics.update(step_reward_metrics(batch.rollouts))
         metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
                         "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
         return metrics
+
+    def _source_metrics(self, groups: list[list[Trajectory]], rollouts: list[list[Trajectory]]) -> dict[str, Any]:
+        """Group-reward metrics and, for a mixture, each env's reward metrics (``env/<name>/reward_mean``,
+        ``.../groups`` ...) and every curriculum's state (``curriculum/<name>/level`` ...)."""
+        members = self.mixture.members
+        if len(members) == 1:
+            return {**group_reward_metrics(rollouts, self.reward_specs[0]), **self.mixture.metrics()}
+        out: dict[str, Any] = {}
+        for member, spec in zip(members, self.reward_specs):
+            mine = [group for group in rollouts if group[0].episode.env_id == member.name]
+            kept = [group for group in groups if group[0].episode.env_id == member.name]
+            per_env = {"groups": len(mine), **_reward_metrics(kept, mine), **group_reward_metrics(mine, spec)}
+            out.update({f"env/{member.name}/{key}": value for key, value in per_env.items()})
+        return {**out, **self.mixture.metrics()}
 
     def _finish(self, metrics: dict[str, Any], started: float) -> dict[str, Any]:
         metrics["time_step_s"] = time.perf_counter() - started
@@ -209,65 +236,85 @@ class GRPOTrainer:
             rounds += 1
         return groups, rollouts, dropped, rounds
 
-    def _sample_task(self, step: int) -> int:
+    def _sample_task(self, step: int) -> tuple[Source, int]:
+        """``(source, task index)`` of the next group: the mixture's draw (no draw for a single env), then a task
+        of that source's env."""
         if self.task_sampler is not None:
-            return int(self.task_sampler(step, self.sampler_rng))
-        return int(self.sampler_rng.integers(min(len(self._task_source()), 2**31 - 1)))
+            return (0, None), int(self.task_sampler(step, self.sampler_rng))
+        source = self.mixture.draw(self.sampler_rng)
+        return source, int(self.sampler_rng.integers(min(len(self._task_source(source)), 2**31 - 1)))
 
-    def _task_source(self) -> Any:
-        tasks = getattr(self._vector_env(self.config.num_generations).envs[0].unwrapped, "tasks", None)
+    def _task_source(self, source: Source = (0, None)) -> Any:
+        tasks = getattr(self._vector_env(self.config.num_generations, source).envs[0].unwrapped, "tasks", None)
         if tasks is None:
             raise ValueError(f"{self.env_name} has no task source, so GRPO cannot play one task G times; "
                              "give the env a TaskSource or pass task_sampler")
         return tasks
 
-    def _vector_env(self, count: int) -> envgym.VectorEnv:
-        """Envs are made once per batch size and reused (a refill round may need fewer groups)."""
-        if count not in self.envs:
-            self.envs[count] = envgym.VectorEnv([self.env_factory] * count, env_ids=[self.env_name] * count,
-                                                step_timeout=self.config.step_timeout)
-        return self.envs[count]
+    def _vector_env(self, count: int, source: Source = (0, None)) -> envgym.VectorEnv:
+        """Envs are made once per source and batch size and reused (a refill round may need fewer groups). Their
+        episodes carry the member's name as ``env_id``, which the per-env metrics group by."""
+        if (source, count) not in self.envs:
+            member = self.mixture.members[source[0]]
+            self.envs[source, count] = envgym.VectorEnv([member.factory(source[1])] * count,
+                                                        env_ids=[member.name] * count,
+                                                        step_timeout=self.config.step_timeout)
+        return self.envs[source, count]
 
     def _turn_limit(self) -> int | None:
-        """The most turns an episode can have: ``config.max_turns`` or the env's ``TimeLimit``, the lower one."""
+        """The most turns an episode can have: ``config.max_turns`` or the env's ``TimeLimit``, the lower one (in
+        a mixture, the highest over its envs; None where one has no limit)."""
         from envgym.wrappers import TimeLimit
 
-        limits = [self.config.max_turns] if self.config.max_turns is not None else []
-        env = self._vector_env(self.config.num_generations).envs[0]
-        while env is not None:
-            if isinstance(env, TimeLimit):
-                limits.append(env.max_turns)
-            env = getattr(env, "env", None)
-        return min(limits, default=None)
+        per_source = []
+        for source in self.mixture.sources():
+            limits = [self.config.max_turns] if self.config.max_turns is not None else []
+            env = self._vector_env(self.config.num_generations, source).envs[0]
+            while env is not None:
+                if isinstance(env, TimeLimit):
+                    limits.append(env.max_turns)
+                env = getattr(env, "env", None)
+            per_source.append(min(limits, default=None))
+        return None if None in per_source else max(per_source)
 
-    def _rollout(self, task_indices: list[int], step: int, round_: int = 0) -> list[list[Trajectory]]:
+    def _rollout(self, tasks: list[tuple[Source, int]], step: int, round_: int = 0) -> list[list[Trajectory]]:
+        """The groups of ``tasks`` (``(source, task index)`` pairs), in their order; one rollout per source."""
         from envgym.agents.policy import SamplingParams
         from envgym.agents.rollout import derive_seed, rollout
 
         config, group_size = self.config, self.config.num_generations
-        count = len(task_indices) * group_size
-        seed = derive_seed(config.seed, step, round_)  # sampling depends on (seed, step, round) only; turns mix it on
-        sampling = SamplingParams(max_new_tokens=config.max_completion_length, temperature=config.temperature,
-                                  top_p=config.top_p, seed=seed)
         if not config.async_rollouts:  # the model itself may generate; asynchronous rollouts never touch it
             self.model.eval()
-        with torch.no_grad(), self._autocast():
-            result = rollout(self.policy, self._vector_env(count), sampling=sampling, group_size=group_size,
-                             task_indices=task_indices, seed=seed,
-                             max_turns=config.max_turns)
-        trajectories = result.trajectories
-        groups = [trajectories[i:i + group_size] for i in range(0, count, group_size)]
-        if self.reward_spec is not None:  # before anything reads the rewards: samplers, dynamic sampling
-            # Self-certainty scores with the weights that sampled (asynchronous rollouts: the engine's own copy).
-            scorer = getattr(self.policy, "model", None) if config.async_rollouts else self.model
-            apply_group_rewards(groups, self.reward_spec, self._vector_env(count).envs[0], task_indices=task_indices,
-                                model=scorer, tokenizer=self.tokenizer, device=self.device)
+        groups: list[list[Trajectory]] = [[] for _ in tasks]
         update = getattr(self.task_sampler, "update", None)
-        if update is not None:
-            for index, group in zip(task_indices, groups):
+        for part, source in enumerate(dict.fromkeys(source for source, _ in tasks)):  # sources in order of draw
+            positions = [i for i, (drawn, _) in enumerate(tasks) if drawn == source]
+            task_indices = [tasks[i][1] for i in positions]
+            count = len(task_indices) * group_size
+            # Sampling depends on (seed, step, round) only, and on the source's place among the round's; turns mix
+            # it on. The first source keeps the seed a single env has always had.
+            seed = derive_seed(config.seed, step, round_, *([part] if part else []))
+            sampling = SamplingParams(max_new_tokens=config.max_completion_length, temperature=config.temperature,
+                                      top_p=config.top_p, seed=seed)
+            envs = self._vector_env(count, source)
+            with torch.no_grad(), self._autocast():
+                result = rollout(self.policy, envs, sampling=sampling, group_size=group_size,
+                                 task_indices=task_indices, seed=seed, max_turns=config.max_turns)
+            trajectories = result.trajectories
+            part_groups = [trajectories[i:i + group_size] for i in range(0, count, group_size)]
+            spec = self.reward_specs[source[0]]
+            if spec is not None:  # before anything reads the rewards: samplers, dynamic sampling
+                # Self-certainty scores with the weights that sampled (asynchronous rollouts: the engine's own copy).
+                scorer = getattr(self.policy, "model", None) if config.async_rollouts else self.model
+                apply_group_rewards(part_groups, spec, envs.envs[0], task_indices=task_indices,
+                                    model=scorer, tokenizer=self.tokenizer, device=self.device)
+            for position, index, group in zip(positions, task_indices, part_groups):
+                groups[position] = group
                 rewards = [t.total_reward for t in group if not t.failed]
                 if rewards:
-                    update(index, rewards)
+                    self.mixture.update(source, rewards)
+                    if update is not None:
+                        update(index, rewards)
         return groups
 
     # --- update ---------------------------------------------------------------------------------------
@@ -393,17 +440,22 @@ class GRPOTrainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         with (self.out_dir / "metrics.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(metrics) + "\n")
-        if self.config.report_to_tensorboard:
-            if self._tensorboard is None:
-                try:
-                    from torch.utils.tensorboard import SummaryWriter
-                except ImportError as error:
-                    raise ImportError("report_to_tensorboard needs the tensorboard package: pip install tensorboard") from error
-                self._tensorboard = SummaryWriter(str(self.out_dir / "tensorboard"))
-            for key, value in metrics.items():
-                if isinstance(value, (int, float)) and key != "step":
-                    self._tensorboard.add_scalar(key, value, metrics["step"])
-            self._tensorboard.flush()
+        if self.config.report_to:
+            from envgym.agents.tracking import open_trackers, step_samples
+
+            if self._trackers is None:  # opened at the first step, so a trainer never trained opens no runs
+                self._trackers = open_trackers(self.config.report_to, out_dir=self.out_dir, name=self.out_dir.name,
+                                               config={"env": self.env_name, **dataclasses.asdict(self.config)})
+            self._trackers.log_metrics(metrics, step=metrics["step"])
+            if self.config.report_samples:
+                self._trackers.log_samples("rollouts", step_samples(self.last_rollouts, metrics["step"],
+                                                                    self.config.report_samples), metrics["step"])
+
+    def finish_tracking(self) -> None:
+        """Close the tracker runs (``train`` does at its end); a later step opens new ones."""
+        if self._trackers is not None:
+            self._trackers.finish()
+            self._trackers = None
 
     def save_checkpoint(self, path: str | Path | None = None) -> Path:
         """Write ``checkpoints/step-N``: the model and tokenizer (``from_pretrained`` loads them) and
@@ -425,6 +477,7 @@ class GRPOTrainer:
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "sampler_rng": self.sampler_rng.bit_generator.state,
+            "mixture": self.mixture.state_dict(),  # curricula: frontiers and recent pass rates
             "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             "python_rng": random.getstate(),
@@ -452,6 +505,7 @@ class GRPOTrainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.sampler_rng.bit_generator.state = state["sampler_rng"]
+        self.mixture.load_state_dict(state.get("mixture", {}))
         torch.set_rng_state(state["torch_rng"])
         if state["cuda_rng"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["cuda_rng"])
