@@ -1,7 +1,5 @@
 """``envgym bench learn``'s verdict: the step at which a curve's 10-step average first reaches a reward."""
 
-from pathlib import Path
-
 from envgym.agents.learn_bench import WINDOW, first_step_reaching
 
 
@@ -66,12 +64,3 @@ def test_a_run_shorter_than_two_windows_is_compared_over_half_its_length():
     assert summary["window"] == 6 and summary["target_reward"] == 0.5
     assert summary["envgym"]["step_reaching_target"]["mean"] == 9 and summary["trl"]["step_reaching_target"]["mean"] == 12
 
-
-def test_a_multi_turn_recipe_is_refused_rather_than_graded_on_its_first_turn():
-    from typer.testing import CliRunner
-
-    from envgym.cli import app
-
-    recipe = Path(__file__).parents[2] / "recipes" / "smollm2-tool-cpu.yaml"
-    result = CliRunner().invoke(app, ["bench", "learn", "--recipe", str(recipe), "--json"])
-    assert result.exit_code == 2 and "one-turn" in result.output
