@@ -50,6 +50,9 @@ def eval_command(
     device: str = typer.Option(None, help="torch device for the transformers backend."),
     env_kwargs: str = typer.Option(None, "--env-kwargs", help='JSON object of env arguments for every env, e.g. '
                                    '\'{"difficulty": 1}\' (merged into each suite entry\'s kwargs).'),
+    report_to: str = typer.Option(None, "--report-to",
+                                  help="Also send the results, settings and sample episodes to these trackers, "
+                                       "comma-separated: trackio, wandb, tensorboard."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
     debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
@@ -62,21 +65,23 @@ def eval_command(
                   backend=backend, dtype=dtype, enforce_eager=enforce_eager, max_model_len=max_model_len, n=n,
                   n_tasks=n_tasks, k=k, max_new_tokens=max_new_tokens, temperature=temperature, max_turns=max_turns,
                   reward=reward, batch_size=batch_size, seed=seed, out=out, resume=resume, device=device,
-                  env_kwargs=env_kwargs)
+                  env_kwargs=env_kwargs, report_to=report_to)
 
 
 def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url: str | None, endpoint: str,
               tokenizer: str | None, backend: str | None, dtype: str | None, enforce_eager: bool,
               max_model_len: int | None, n: int | None, n_tasks: int | None, k: str | None,
               max_new_tokens: int | None, temperature: float | None, max_turns: int | None, reward: Path | None,
-              batch_size: int, seed: int, out: Path, resume: bool, device: str | None, env_kwargs: str | None) -> None:
+              batch_size: int, seed: int, out: Path, resume: bool, device: str | None, env_kwargs: str | None,
+              report_to: str | None = None) -> None:
     """``envgym eval`` itself: every input checked (one line each) before the model loads."""
     from rich.console import Console
 
     import envgym
-    from envgym.agents.preflight import BadInput, check_env_kwargs, check_model_name, message_of
+    from envgym.agents.preflight import BadInput, check_env_kwargs, check_model_name, check_report_to, message_of
 
     console = Console(width=max(Console().width, 190))  # the metrics table is wide; never squeeze it
+    trackers = check_report_to(report_to)
     overrides = {key: value for key, value in dict(n=n, n_tasks=n_tasks, max_new_tokens=max_new_tokens,
                                                     temperature=temperature, max_turns=max_turns).items() if value is not None}
     if k is not None:
@@ -113,6 +118,13 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
     md, page = write_reports(results, out)
     print_table(console, *table_rows(results))
     console.print(f"results: {out / 'results.json'}\nreport: {page}  (markdown: {md})")
+    if trackers:
+        from envgym.agents.evaluate import SAMPLES_FILE
+        from envgym.agents.tracking import log_eval_results
+
+        samples = [json.loads(line) for line in (out / SAMPLES_FILE).read_text(encoding="utf-8").splitlines()]
+        log_eval_results(trackers, results, samples, out)
+        console.print(f"sent to {', '.join(trackers)}")
 
 
 @eval_app.command("compare")

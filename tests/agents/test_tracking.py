@@ -216,16 +216,29 @@ def test_trackio_holds_the_config_and_rollout_tables(tracked_run):
 
 
 # --- envgym eval --------------------------------------------------------------------------------------
-def test_eval_results_go_to_the_trackers_by_env(tmp_path):
+def test_eval_refuses_an_unknown_tracker_before_the_model(tmp_path):
+    from typer.testing import CliRunner
+
+    from envgym.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--model", "no/such-model",
+                                      "--report-to", "mlflow", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown tracker 'mlflow'" in result.output
+
+
+def test_eval_sends_each_envs_results_and_samples_to_tensorboard(tmp_path):
     pytest.importorskip("tensorboard")
-    episode = {"env_id": "math/Arithmetic-v0", "task_id": "t0", "prompt": [{"role": "user", "content": "1+1?"}],
-               "turns": [{"action": "2", "observation": [], "reward": 1.0, "terminated": True}]}
-    samples = [{"env_id": "math/Arithmetic-v0", "task_id": "t0", "sample": 0, "reward": 1.0, "correct": True,
-                "turns": 1, "tool_calls": 0, "error": None, "episode": episode}]
-    results = {"model": "m", "envs": {"math/Arithmetic-v0": {"pass@1": 1.0, "n_tasks": 1, "rewards": [1.0],
-                                                             "config": {"n": 1}}}}
-    tracking.log_eval_results("tensorboard", results, samples, tmp_path)
+    from typer.testing import CliRunner
+
+    from envgym.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--n", "2", "--n-tasks", "1",
+                                      "--max-new-tokens", "4", "--model", tiny_model_path(), "--out", str(tmp_path),
+                                      "--report-to", "tensorboard"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "results.json").read_text())["envs"]["math/Arithmetic-v0"]
     events = tensorboard_events(tmp_path)
-    assert sorted(events.Tags()["scalars"]) == ["math/Arithmetic-v0/n_tasks", "math/Arithmetic-v0/pass@1"]
-    assert "assistant: 2" in text_of(events, "samples/math/Arithmetic-v0")[0]
-    assert events.Scalars("math/Arithmetic-v0/pass@1")[0].value == 1.0
+    for key in ("pass@1", "mean_reward", "n_samples"):
+        assert events.Scalars(f"math/Arithmetic-v0/{key}")[0].value == pytest.approx(summary[key], rel=1e-6)
+    table = text_of(events, "samples/math/Arithmetic-v0")[0]
+    assert table.count("\n") == 1 + 2 and "assistant: " in table  # header, rule, then the 2 samples
