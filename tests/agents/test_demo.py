@@ -27,6 +27,7 @@ def test_demo_evaluates_trains_and_evaluates_again(tmp_path):
         assert results["envs"]["math/Arithmetic-v0"]["n_samples"] == 4
     assert len((out / "train" / "metrics.jsonl").read_text().splitlines()) == 2
     assert "mean_reward" in (out / "comparison.md").read_text() and "demo wall time" in result.output
+    assert "before/after transcripts" in result.output and "tr class='env-rewards'" in (out / "comparison.html").read_text()
 
 
 def test_a_recipe_without_an_env_is_refused(tmp_path):
