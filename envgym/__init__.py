@@ -21,6 +21,7 @@ from envgym.core import (
     action_text,
 )
 from envgym.episode import Episode, Turn, read_jsonl, write_jsonl
+from envgym.multiagent import MultiAgentEnv, SeatTurn
 from envgym.registration import EnvSpec, UnknownEnv, UnsafeEnv, list_envs, make, register, spec
 from envgym.vector import VectorEnv, make_vec
 
@@ -45,9 +46,11 @@ __all__ = [
     "InvalidAction",
     "InvalidOptions",
     "Message",
+    "MultiAgentEnv",
     "ObservationWrapper",
     "RemoteEnv",
     "ResetNeeded",
+    "SeatTurn",
     "Task",
     "TaskSource",
     "Turn",

@@ -25,10 +25,24 @@ def register_envs() -> None:
     )
     register(
         "games/TicTacToe-v0",
-        "envgym.envs.games.tictactoe:TicTacToe",
+        "envgym.envs.games.tictactoe_selfplay:make_tictactoe",
         max_turns=10,
-        description="TicTacToe against a scripted opponent (random, greedy or minimax); +1 win, 0 draw, -1 loss.",
+        description="TicTacToe against a scripted opponent (random, greedy or minimax), or opponent='self' (two "
+                    "seats); +1 win, 0 draw, -1 loss.",
         opponent="greedy",
+    )
+    register(  # the same game as TicTacToe-v0 with opponent="self", under its own id so `envgym audit` covers it
+        "games/TicTacToeSelfPlay-v0",
+        "envgym.envs.games.tictactoe_selfplay:TicTacToeSelfPlay",
+        max_turns=10,
+        description="TicTacToe self-play: seats X and O, both played by the policy; per seat +1 win, 0 draw, -1 loss.",
+    )
+    register(
+        "games/DescribeGuess-v0",
+        "envgym.envs.games.describe_guess:DescribeGuess",
+        max_turns=8,
+        description="Two seats: a describer clues a secret word, a guesser names it among candidates; +1 to both "
+                    "for a right guess, -1 to a seat that breaks the rules.",
     )
     register(
         "games/Bandit-v0",

@@ -93,12 +93,29 @@ def render(board: str) -> str:
     return "\n---+---+---\n".join(rows)
 
 
+def parse_move(text: str, board: str) -> tuple[int | None, str]:
+    """The 0-based cell of the last ``<move>N</move>`` in ``text`` if it is legal on ``board``, else ``None`` and
+    what was wrong (for the feedback)."""
+    move = last_tag(text, "move")
+    if move is None:
+        return None, "I could not find a <move>N</move> tag."
+    move = move.strip()
+    if len(move) != 1 or not "1" <= move <= "9":  # one ASCII digit: no int() of other scripts' digits
+        return None, f"{quote(move, 20)} is not a cell number from 1 to 9."
+    cell = int(move) - 1
+    if board[cell] != EMPTY:
+        return None, f"Cell {move} is already taken."
+    return cell, ""
+
+
 class TicTacToe(Env):
     description = "TicTacToe against a scripted random, greedy or minimax opponent."
 
     def __init__(self, opponent: str = "greedy", agent_first: bool | None = None, draw_reward: float = 0.0):
         if opponent not in OPPONENTS:
-            raise ValueError(f"unknown opponent {opponent!r}; choose one of {', '.join(OPPONENTS)}")
+            raise ValueError(f"unknown opponent {opponent!r}; choose one of {', '.join(OPPONENTS)} (self-play, "
+                             "opponent='self', is the two-seat TicTacToeSelfPlay: envgym.make('games/TicTacToe-v0', "
+                             "opponent='self'))")
         if agent_first is not None and not isinstance(agent_first, bool):
             raise ValueError(f"agent_first must be True, False or None (drawn per task), got {agent_first!r}")
         if not -1.0 <= draw_reward <= 1.0:
@@ -147,7 +164,7 @@ class TicTacToe(Env):
         return f"<move>{min(scores, key=scores.get) + 1}</move>"
 
     def _step(self, action: Action) -> StepResult:
-        cell, problem = self._parse_move(action_text(action))
+        cell, problem = parse_move(action_text(action), self.board)
         if cell is None:
             components = {"outcome": -1.0}
             feedback = f"{problem} That is an illegal move, so you forfeit: I win.\n{render(self.board)}"
@@ -173,18 +190,6 @@ class TicTacToe(Env):
             info.update(outcome=outcome, correct=outcome == "win")
         messages = [{"role": "user", "content": "\n".join(lines)}]
         return messages, reward_total(components), outcome is not None, False, info
-
-    def _parse_move(self, text: str) -> tuple[int | None, str]:
-        move = last_tag(text, "move")
-        if move is None:
-            return None, "I could not find a <move>N</move> tag."
-        move = move.strip()
-        if len(move) != 1 or not "1" <= move <= "9":  # one ASCII digit: no int() of other scripts' digits
-            return None, f"{quote(move, 20)} is not a cell number from 1 to 9."
-        cell = int(move) - 1
-        if self.board[cell] != EMPTY:
-            return None, f"Cell {move} is already taken."
-        return cell, ""
 
     def _outcome(self) -> str | None:
         mark = winner(self.board)
