@@ -106,12 +106,14 @@ def html_report(results: dict[str, Any], transcript_pages: dict[str, str] | None
                   + "".join(f"<li>{html.escape(line[2:])}</li>" for line in _explanation(summary))
                   + (f'<li><a href="{html.escape(pages[env_id])}">every transcript</a></li>' if env_id in pages else "")
                   + "</ul>" for env_id, summary in results["envs"].items())
-    nav = "".join(f'<a href="{html.escape(page)}">{html.escape(env_id)} transcripts</a> ' for env_id, page in pages.items())
+    nav = "".join(f'<a href="{html.escape(page)}">{html.escape(env_id)} transcripts</a> '
+                  for env_id, page in pages.items())
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>envgym eval</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:4px 8px;text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>"
-        f"{f'<nav>{nav}</nav>' if nav else ''}<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>"
+        f"{f'<nav>{nav}</nav>' if nav else ''}"
+        f"<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>"
         f"<p>Elapsed: {results.get('elapsed_s', 0):.1f} s.</p>{why}{images}</body></html>"
     )
 

@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from envgym.agents.report_transcripts import _data, _number_text, _text, outcome, page, sample_row, task_filter
+from envgym.agents.report_transcripts import (data_attributes, escaped, number_text, outcome, page, sample_row,
+                                               sort_number, task_filter)
 
 FLIPS = {(False, True): "up", (True, False): "down"}
 
@@ -34,12 +35,12 @@ def comparison_page(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     env_ids = [e for e in results_a["envs"] if e in results_b["envs"]]
     by_task = [_by_task(samples_a), _by_task(samples_b)]
     sections = "".join(_env_section(env_id, names, by_task) for env_id in env_ids)
-    options = "".join(f"<option>{_text(e)}</option>" for e in env_ids)
+    options = "".join(f"<option>{escaped(e)}</option>" for e in env_ids)
     controls = (f"<label>env <select id='env'><option value='all'>all</option>{options}</select></label>"
                 + task_filter() + "<label><input id='flipped-only' type='checkbox'> flipped tasks only</label>"
                 "<span id='shown'></span> <button type='button' onclick='openAll(true)'>open all</button>"
                 "<button type='button' onclick='openAll(false)'>close all</button>")
-    body = (f"<p>A: <b>{_text(names[0])}</b> · B: <b>{_text(names[1])}</b>. A task passes when at least half of "
+    body = (f"<p>A: <b>{escaped(names[0])}</b> · B: <b>{escaped(names[1])}</b>. A task passes when at least half of "
             "its samples are correct; it flips when it passes in one run only.</p>"
             f"{_rewards_table(env_ids, results_a, results_b, by_task)}<div class='filters'>{controls}</div>{sections}")
     return page(f"{names[0]} vs {names[1]}", body, nav)
@@ -53,10 +54,10 @@ def _rewards_table(env_ids: list[str], results_a: dict[str, Any], results_b: dic
         a, b = results_a["envs"][env_id], results_b["envs"][env_id]
         flips = [_flip(by_task, key) for key in _task_keys(by_task, env_id)]
         delta = _delta(a.get("mean_reward"), b.get("mean_reward"))
-        cells = [_number_text(a.get("mean_reward")), _number_text(b.get("mean_reward")), delta,
-                 _number_text(a.get("pass@1")), _number_text(b.get("pass@1")),
+        cells = [number_text(a.get("mean_reward")), number_text(b.get("mean_reward")), delta,
+                 number_text(a.get("pass@1")), number_text(b.get("pass@1")),
                  str(flips.count("up")), str(flips.count("down"))]
-        rows.append(f"<tr class='env-rewards'><td>{_text(env_id)}</td>" + "".join(f"<td>{c}</td>" for c in cells)
+        rows.append(f"<tr class='env-rewards'><td>{escaped(env_id)}</td>" + "".join(f"<td>{c}</td>" for c in cells)
                     + "</tr>")
     header = "".join(f"<th>{h}</th>" for h in ("env", "mean reward A", "mean reward B", "B - A", "pass@1 A",
                                                  "pass@1 B", "flipped to pass", "flipped to fail"))
@@ -70,16 +71,16 @@ def _env_section(env_id: str, names: list[str], by_task: list[dict[tuple[str, An
         flip = _flip(by_task, key)
         first = next(r for side in sides for r in side)
         label = {"up": "flipped: fail → pass", "down": "flipped: pass → fail"}.get(flip or "", "")
-        summary = (f"task {_text(key[1])} <small>({_text(first.get('task_id'))})</small> · "
+        summary = (f"task {escaped(key[1])} <small>({escaped(first.get('task_id'))})</small> · "
                    + " · ".join(f"{run}: {_side_summary(side)}" for run, side in zip("AB", sides))
                    + (f"<span class='badge {flip}'>{label}</span>" if flip else ""))
-        columns = "".join(f"<div><h4>{run}: {_text(name)}</h4>"
-                          + ("".join(sample_row(r, env_id=env_id, filterable=False) for r in side) or "<p>no samples</p>") + "</div>"
-                          for run, name, side in zip("AB", names, sides))
-        attributes = _data(env=env_id, task=key[1], task_id=first.get("task_id"), flipped=flip)
+        columns = "".join(f"<div><h4>{run}: {escaped(name)}</h4>"
+                          + ("".join(sample_row(r, env_id=env_id, filterable=False) for r in side)
+                             or "<p>no samples</p>") + "</div>" for run, name, side in zip("AB", names, sides))
+        attributes = data_attributes(env=env_id, task=key[1], task_id=first.get("task_id"), flipped=flip)
         rows.append(f"<section class='row card task-pair'{attributes}><details><summary>{summary}</summary>"
                     f"<div class='side'>{columns}</div></details></section>")
-    return f"<h2>{_text(env_id)}</h2>{''.join(rows)}"
+    return f"<h2>{escaped(env_id)}</h2>{''.join(rows)}"
 
 
 def _side_summary(records: list[dict[str, Any]]) -> str:
@@ -93,14 +94,14 @@ def _side_summary(records: list[dict[str, Any]]) -> str:
 
 def _by_task(records: list[dict[str, Any]]) -> dict[tuple[str, Any], list[dict[str, Any]]]:
     grouped: dict[tuple[str, Any], list[dict[str, Any]]] = {}
-    for record in sorted(records, key=lambda r: str(r.get("sample"))):
+    for record in sorted(records, key=lambda r: sort_number(r.get("sample"))):
         grouped.setdefault((record.get("env_id"), record.get("task_index")), []).append(record)
     return grouped
 
 
 def _task_keys(by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]], env_id: str) -> list[tuple[str, Any]]:
     keys = {key for runs in by_task for key in runs if key[0] == env_id}
-    return sorted(keys, key=lambda key: (not isinstance(key[1], int), key[1] if isinstance(key[1], int) else str(key[1])))
+    return sorted(keys, key=lambda key: (sort_number(key[1]), str(key[1])))
 
 
 def _flip(by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]], key: tuple[str, Any]) -> str | None:

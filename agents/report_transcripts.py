@@ -96,7 +96,7 @@ def outcome(record: dict[str, Any]) -> str:
 def transcript_page(env_id: str, records: list[dict[str, Any]], model: str,
                     nav: list[tuple[str, str]] | None = None) -> str:
     """The transcript page of one env: filters, then every sample (by task, then sample) with all its turns."""
-    ordered = sorted(records, key=lambda r: (_number(r.get("task_index")), _number(r.get("sample"))))
+    ordered = sorted(records, key=lambda r: (sort_number(r.get("task_index")), sort_number(r.get("sample"))))
     rows = "".join(sample_row(record, env_id=env_id) for record in ordered)
     controls = reward_filters() + task_filter() + _count_and_toggles()
     return page(f"{env_id}: transcripts of {model}", f"<div class='filters'>{controls}</div>{rows}", nav)
@@ -124,13 +124,14 @@ def sample_row(record: dict[str, Any], *, env_id: str, filterable: bool = True) 
     another row (the comparison page filters whole tasks)."""
     episode = record.get("episode") or {}
     verdict = outcome(record)
-    summary = (f"task {_text(record.get('task_index'))} "
-               f"<small>({_text(record.get('task_id'))})</small> · sample {_text(record.get('sample'))} · "
-               f"reward {_number_text(record.get('reward'))}<span class='badge {verdict}'>{verdict}</span> · "
-               f"{_text(record.get('turns'))} turn(s) · ended: {html.escape(finish_reason(episode))}")
-    attributes = _data(reward=record.get("reward"), outcome=verdict, task=record.get("task_index"),
+    summary = (f"task {escaped(record.get('task_index'))} "
+               f"<small>({escaped(record.get('task_id'))})</small> · sample {escaped(record.get('sample'))} · "
+               f"reward {number_text(record.get('reward'))}<span class='badge {verdict}'>{verdict}</span> · "
+               f"{escaped(record.get('turns'))} turn(s) · ended: {html.escape(finish_reason(episode))}")
+    attributes = data_attributes(reward=record.get("reward"), outcome=verdict, task=record.get("task_index"),
                        task_id=record.get("task_id"), env=env_id)
-    return (f"<section class='{'row ' if filterable else ''}card sample {verdict}'{attributes}><details><summary>{summary}</summary>"
+    classes = f"{'row ' if filterable else ''}card sample {verdict}"
+    return (f"<section class='{classes}'{attributes}><details><summary>{summary}</summary>"
             f"{episode_html(episode, record)}</details></section>")
 
 
@@ -147,9 +148,9 @@ def episode_html(episode: dict[str, Any], record: dict[str, Any] | None = None) 
     ended = f"ended: {html.escape(finish_reason(episode))}"
     error = episode.get("error") or (record or {}).get("error")
     if error is not None:
-        ended += f" · error: {_text(error)}"
+        ended += f" · error: {escaped(error)}"
     if record is not None and record.get("answer") is not None:
-        ended += f" · answer: {_text(record.get('answer'))}"
+        ended += f" · answer: {escaped(record.get('answer'))}"
     return "".join(parts) + f"<div class='ended'>{ended}</div>"
 
 
@@ -159,8 +160,8 @@ def message_html(message: Any) -> str:
         message = {"role": "?", "content": message}
     role = str(message.get("role") or "?")
     title = "tool result" if role == "tool" else role
-    source = " ".join(_text(message.get(key)) for key in ("name", "tool_call_id") if message.get(key))
-    calls = "".join(f"<div class='tool-call'>tool call: {_text(_call_text(call))}</div>"
+    source = " ".join(escaped(message.get(key)) for key in ("name", "tool_call_id") if message.get(key))
+    calls = "".join(f"<div class='tool-call'>tool call: {escaped(_call_text(call))}</div>"
                     for call in message.get("tool_calls") or [])
     content = message.get("content")
     body = f"<pre>{_clipped(content)}</pre>" if content not in (None, "") or not calls else ""
@@ -172,14 +173,14 @@ def message_html(message: Any) -> str:
 def turn_meta(turn: dict[str, Any]) -> str:
     """The turn's reward and components, how its generation ended, an invalid action's reason, an env error."""
     info = turn.get("info") or {}
-    components = ", ".join(f"{_text(name)} {_number_text(value)}"
+    components = ", ".join(f"{escaped(name)} {number_text(value)}"
                            for name, value in (turn.get("reward_components") or {}).items())
-    facts = [f"reward {_number_text(turn.get('reward'))}", f"components: {components or 'none'}",
-             f"generation: {_text(info.get('finish_reason', '?'))}"]
+    facts = [f"reward {number_text(turn.get('reward'))}", f"components: {components or 'none'}",
+             f"generation: {escaped(info.get('finish_reason', '?'))}"]
     if info.get("action_valid") is False:
-        facts.append(f"invalid action: {_text(info.get('action_error', 'no reason given'))}")
+        facts.append(f"invalid action: {escaped(info.get('action_error', 'no reason given'))}")
     if info.get("error") is not None:
-        facts.append(f"error: {_text(info['error'])}")
+        facts.append(f"error: {escaped(info['error'])}")
     facts += [flag for flag in ("terminated", "truncated") if turn.get(flag)]
     return f"<div class='turn-meta'>{' · '.join(facts)}</div>"
 
@@ -201,8 +202,8 @@ def _clipped(content: Any) -> str:
     return html.escape(text)
 
 
-def _data(**values: Any) -> str:
-    """``data-*`` attributes (``task_id`` becomes ``data-task-id``), escaped for a quoted attribute."""
+def data_attributes(**values: Any) -> str:
+    """``data-*`` attributes for the filters (``task_id`` becomes ``data-task-id``), escaped for a quoted attribute."""
     return "".join(f' data-{name.replace("_", "-")}="{html.escape(_attribute(value), quote=True)}"'
                    for name, value in values.items() if value is not None)
 
@@ -213,13 +214,16 @@ def _attribute(value: Any) -> str:
     return str(value)
 
 
-def _text(value: Any) -> str:
+def escaped(value: Any) -> str:
+    """Any value as element text: untrusted text never becomes markup."""
     return html.escape(str(value))
 
 
-def _number_text(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, float) else _text(value)
+def number_text(value: Any) -> str:
+    """A float to three decimals (as the report's tables), anything else escaped as it is."""
+    return f"{value:.3f}" if isinstance(value, float) else escaped(value)
 
 
-def _number(value: Any) -> float:
+def sort_number(value: Any) -> float:
+    """A sort key for task and sample indices; a missing one sorts last."""
     return value if isinstance(value, (int, float)) else math.inf

@@ -26,8 +26,9 @@ def calculator_episode(task: int, sample: int, correct: bool, *, error: str | No
                   reward_components={"correct": 1.0 if correct else 0.0},
                   info={"correct": correct, "answer": "42" if correct else "41", "finish_reason": "stop",
                         **({} if correct else {"action_valid": False, "action_error": "wrong value"})})]
-    return Episode(env_id=ENV, task_id=f"calc-{task}", prompt=[{"role": "user", "content": f"Compute 6 * 7 (task {task})."}],
-                   turns=turns, metadata={"task_index": task, "sample_index": sample}, error=error)
+    prompt = [{"role": "user", "content": f"Compute 6 * 7 (task {task})."}]
+    return Episode(env_id=ENV, task_id=f"calc-{task}", prompt=prompt, turns=turns,
+                   metadata={"task_index": task, "sample_index": sample}, error=error)
 
 
 def write_run(folder: Path, model: str, correct: dict[int, list[bool]], *, hostile: bool = False) -> Path:
