@@ -95,7 +95,10 @@ class TrackioTracker(Tracker):
         self.run.log({name: table}, step=step)
 
     def finish(self) -> None:
-        self.run.finish()
+        if self._trackio.context_vars.current_run.get() is self.run:
+            self._trackio.finish()  # also forgets it as the current run, which trackio would finish again at exit
+        else:
+            self.run.finish()
 
 
 class WandbTracker(Tracker):
@@ -105,11 +108,16 @@ class WandbTracker(Tracker):
         import wandb
 
         self._wandb = wandb
-        directory = None if os.environ.get("WANDB_DIR") else str(out_dir)  # an explicit WANDB_DIR wins
-        if directory is not None:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", project), name=name, config=config,
-                              dir=directory, reinit="create_new")
+        directory = Path(os.environ.get("WANDB_DIR") or out_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            # The environment is read here, per run: wandb's own copy is taken once per process.
+            self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", project), name=name, config=config,
+                                  dir=str(directory), mode=os.environ.get("WANDB_MODE") or None,
+                                  reinit="create_new")
+        except wandb.errors.UsageError as error:  # e.g. no API key: say how to stay on disk
+            raise RuntimeError(f"report_to wandb: {error} (or set WANDB_MODE=offline to keep the run on disk "
+                               "and `wandb sync` it later)") from error
 
     def log_metrics(self, metrics: dict[str, float], step: int) -> None:
         self.run.log(metrics, step=step)

@@ -109,6 +109,7 @@ class GRPOTrainer:
         """Run until ``steps`` more steps are done (default: up to ``config.max_steps``); checkpoint at
         ``save_steps`` and at the end; returns the metrics of the steps run."""
         target = self.config.max_steps if steps is None else self.step + steps
+        self._open_trackers()  # a tracker that cannot start fails now, not after the first step
         run = []
         for metrics in (self._async_steps(target) if self.config.async_rollouts else self._sync_steps(target)):
             run.append(metrics)
@@ -441,15 +442,22 @@ class GRPOTrainer:
         with (self.out_dir / "metrics.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(metrics) + "\n")
         if self.config.report_to:
-            from envgym.agents.tracking import open_trackers, step_samples
+            from envgym.agents.tracking import step_samples
 
-            if self._trackers is None:  # opened at the first step, so a trainer never trained opens no runs
-                self._trackers = open_trackers(self.config.report_to, out_dir=self.out_dir, name=self.out_dir.name,
-                                               config={"env": self.env_name, **dataclasses.asdict(self.config)})
+            self._open_trackers()
             self._trackers.log_metrics(metrics, step=metrics["step"])
             if self.config.report_samples:
                 self._trackers.log_samples("rollouts", step_samples(self.last_rollouts, metrics["step"],
                                                                     self.config.report_samples), metrics["step"])
+
+    def _open_trackers(self) -> None:
+        """Open the runs of ``config.report_to`` unless open (only for training: a trainer never trained opens
+        none; like ``metrics.jsonl``, they need an ``out_dir``)."""
+        if self.config.report_to and self.out_dir is not None and self._trackers is None:
+            from envgym.agents.tracking import open_trackers
+
+            self._trackers = open_trackers(self.config.report_to, out_dir=self.out_dir, name=self.out_dir.name,
+                                           config={"env": self.env_name, **dataclasses.asdict(self.config)})
 
     def finish_tracking(self) -> None:
         """Close the tracker runs (``train`` does at its end); a later step opens new ones."""

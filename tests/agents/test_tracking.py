@@ -54,7 +54,6 @@ def tracked_run(tmp_path_factory):
         for key, value in {"TRACKIO_DIR": root / "trackio", "TRACKIO_PROJECT": PROJECT, "WANDB_MODE": "offline",
                            "WANDB_DIR": root / "wandb", "WANDB_PROJECT": PROJECT, "WANDB_SILENT": "true"}.items():
             patch.setenv(key, str(value))
-        (root / "wandb").mkdir()
         config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=3, max_steps=2,
                             report_to=INSTALLED, report_samples=2)
         path = tiny_model_path()
@@ -108,6 +107,16 @@ def test_train_refuses_an_unknown_tracker_before_loading_a_model():
     with pytest.raises(BadInput, match="unknown tracker 'mlflow'"):
         plan_training(env="math/Arithmetic-v0", model=tiny_model_path(), config=None, env_kwargs=None, resume=None,
                       engine="transformers", overrides={"report_to": "mlflow"})
+
+
+def test_wandb_without_credentials_says_how_to_log_offline(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    for key in ("WANDB_MODE", "WANDB_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    with pytest.raises(RuntimeError, match="set WANDB_MODE=offline"):
+        tracking.open_trackers("wandb", out_dir=tmp_path, name="run", config={})
 
 
 # --- TensorBoard --------------------------------------------------------------------------------------
