@@ -12,6 +12,7 @@ EXTRA_OF = {
     **dict.fromkeys(["uvloop", "httptools", "websockets"], "server"),
     **dict.fromkeys(["trl", "sandbox_fusion"], "peers"),
     **dict.fromkeys(["openenv", "mcp"], "integrations"),
+    **dict.fromkeys(["trackio", "wandb", "tensorboard"], "tracking"),
     "vllm": "vllm",
     "playwright": "browser",
 }
