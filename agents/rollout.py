@@ -12,6 +12,10 @@ Limits: ``sampling.max_new_tokens`` per turn, ``max_episode_tokens`` for all com
 episode (policy and env), ``max_turns`` on top of the env's own limit. An episode cut by the loop's limits
 is marked truncated (``turn.truncated``, ``episode.metadata["truncated_by"]``).
 
+Multi-agent envs (:class:`~envgym.multiagent.MultiAgentEnv`, seen from ``info["agents"]`` at reset): the policy
+plays every seat, and each seat that moved yields its own episode and trajectory (its own prompt, tokens, loss
+mask and rewards, ``metadata["agent"]``, a per-seat ``group_id``), in env order (:mod:`envgym.agents.seats`).
+
 Failures are not rewards: when the env's reset or step reports ``info["error"]`` (an exception, a step
 timeout, a sandbox ``infra_error``) or the policy's request for a turn failed (``Generation.error``), the
 episode ends there with ``episode.error`` set, and the other episodes go on.
@@ -28,10 +32,12 @@ import numpy as np
 
 import envgym
 from envgym.agents.policy import Generation, Policy, SamplingParams
+from envgym.agents.seats import SeatRecord, Seats
 from envgym.agents.templates import template_deltas
 from envgym.agents.tokens import TokenConversation
 from envgym.agents.trajectory import Trajectory
 from envgym.core import Message
+from envgym.multiagent import is_multi_agent
 
 
 @dataclasses.dataclass
@@ -83,6 +89,13 @@ def rollout(
     token_level = getattr(policy, "tokenizer", None) is not None
     deltas = template_deltas(policy.tokenizer) if token_level else None  # checks the template once, logs a verdict
     episodes, conversations, histories, tools = [], [], [], []
+
+    def conversation_for(messages: list[Message], tools_i: Any) -> TokenConversation | None:
+        """The token conversation that starts with ``messages`` (None for message-level policies)."""
+        return TokenConversation(policy.tokenizer, deltas, messages, tools_i, getattr(policy, "eos_ids", None)) \
+            if token_level else None
+
+    seats: list[Seats | None] = []  # multi-agent envs: every seat played by the policy, recorded seat by seat
     for i in range(n):
         info = infos[i]
         episode = envgym.Episode(env_id=envs.env_ids[i], task_id=info.get("task_id"), prompt=prompts[i],
@@ -90,6 +103,7 @@ def rollout(
         group_key = info.get("task_id") if info.get("task_id") is not None else f"seed{seeds[i]}"
         episode.metadata["group_id"] = f"{envs.env_ids[i]}#{group_key}#{i // group_size}"
         episode.metadata["sample_index"] = i % group_size
+        episode.metadata["group_index"] = i // group_size
         if task_indices is not None:
             episode.metadata["task_index"] = int(task_indices[i // group_size])
         episodes.append(episode)
@@ -97,8 +111,10 @@ def rollout(
         histories.append(list(prompts[i]))
         if "error" in info:  # the env never started: no prompt, no tokens
             episode.error = str(info["error"])
-        conversations.append(TokenConversation(policy.tokenizer, deltas, prompts[i], tools[i], getattr(policy, "eos_ids", None))
-                             if token_level and not episode.failed else None)
+        conversations.append(conversation_for(prompts[i], tools[i]) if not episode.failed else None)
+        seats.append(Seats(info["agent"], SeatRecord(episode, conversations[i], histories[i]),
+                           lambda messages, tools_i=tools[i]: conversation_for(messages, tools_i))
+                     if is_multi_agent(info) and not episode.failed else None)
 
     active = [not episodes[i].failed for i in range(n)]
     generation_seconds, rounds, generated_tokens = 0.0, 0, 0
@@ -147,13 +163,19 @@ def rollout(
                 _cut(episode, "token_budget")
                 active[i] = False
             else:
-                episode.add_turn(actions[i], messages[i], rewards[i], terminated[i], truncated[i], step_infos[i])
+                # A multi-agent env's messages are for the seat that moves next (Seats.after_turn hands them on).
+                episode.add_turn(actions[i], messages[i] if seats[i] is None else [], rewards[i], terminated[i],
+                                 truncated[i], step_infos[i])
             episode.turns[-1].info["policy_tokens"] = len(generations[i].token_ids)
             episode.turns[-1].info["finish_reason"] = generations[i].finish_reason
             if not active[i]:
                 continue
             if "error" in step_infos[i]:
                 episode.error = str(step_infos[i]["error"])
+            if seats[i] is not None and not episode.failed:
+                record = seats[i].after_turn(actions[i], messages[i], terminated[i], truncated[i], step_infos[i])
+                episode = episodes[i] = record.episode
+                conversations[i], histories[i] = record.conversation, record.history
             if terminated[i] or truncated[i] or episode.failed:
                 active[i] = False
                 continue
@@ -161,6 +183,8 @@ def rollout(
                 _cut(episode, "max_turns")
                 active[i] = False
                 continue
+            if seats[i] is not None:
+                continue  # after_turn gave the next seat its messages (history and tokens)
             histories[i].append(actions[i] if isinstance(actions[i], dict) else {"role": "assistant", "content": actions[i]})
             histories[i].extend(messages[i])
             if token_level:
@@ -168,14 +192,20 @@ def rollout(
         if on_round is not None:
             on_round(rounds, sum(active))
 
-    trajectories = [_trajectory(episodes[i], conversations[i]) for i in range(n)] if token_level else []
-    for episode, conversation in zip(episodes, conversations):
+    records = []  # (episode, conversation) in env order; a multi-agent env gives one per seat that moved
+    for i in range(n):
+        if seats[i] is None:
+            records.append((episodes[i], conversations[i]))
+        else:
+            records += [(r.episode, r.conversation) for r in seats[i].finish() if r.episode.turns or r.episode.failed]
+    trajectories = [_trajectory(episode, conversation) for episode, conversation in records] if token_level else []
+    for episode, conversation in records:
         if conversation is not None:
             episode.metadata["completion_tokens"] = len(conversation.completion_ids)
             episode.metadata["policy_tokens"] = sum(conversation.loss_mask)
     stats = {"rounds": rounds, "generation_s": generation_seconds, "env_s": env_seconds,
-             "generated_tokens": generated_tokens, "episodes": n}
-    return RolloutResult(episodes, trajectories, stats)
+             "generated_tokens": generated_tokens, "episodes": len(records)}
+    return RolloutResult([episode for episode, _ in records], trajectories, stats)
 
 
 def derive_seed(seed: int | None, *keys: int) -> int | None:

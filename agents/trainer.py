@@ -34,6 +34,7 @@ from envgym.agents.entropy_control import token_entropies
 from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
 from envgym.agents.mixture import EnvMixture, MixtureMember, Source
 from envgym.agents.process_rewards import process_token_advantages, step_reward_metrics
+from envgym.agents.seats import seat_groups, task_groups
 from envgym.agents.trajectory import Trajectory
 
 TaskSampler = Callable[[int, np.random.Generator], int]
@@ -302,7 +303,7 @@ class GRPOTrainer:
                 result = rollout(self.policy, envs, sampling=sampling, group_size=group_size,
                                  task_indices=task_indices, seed=seed, max_turns=config.max_turns)
             trajectories = result.trajectories
-            part_groups = [trajectories[i:i + group_size] for i in range(0, count, group_size)]
+            part_groups = task_groups(trajectories, len(task_indices))  # a multi-agent task: every seat's episodes
             spec = self.reward_specs[source[0]]
             if spec is not None:  # before anything reads the rewards: samplers, dynamic sampling
                 # Self-certainty scores with the weights that sampled (asynchronous rollouts: the engine's own copy).
@@ -324,6 +325,7 @@ class GRPOTrainer:
         if not groups:  # every group failed or was dropped: no gradient to take, the step is still logged
             return {"loss": 0.0, "grad_norm": 0.0, "policy_tokens": 0, "total_tokens": 0, "micro_batches": 0,
                     "update_skipped": True}
+        groups = seat_groups(groups)  # self-play: each seat is its own GRPO group, with its own rewards
         advantages = turn_advantages([[t.turn_rewards for t in g] for g in groups], config,
                                      [[t.turn_reward_components for t in g] for g in groups],
                                      [[t.turn_reward_weights for t in g] for g in groups])
