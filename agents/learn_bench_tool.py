@@ -84,10 +84,11 @@ def run_tool_bench(recipe: Path, steps: int, seed_list: list[int], jobs: int,
 
 
 def summarize_tool(runs: dict[str, list[dict[str, Any]]], steps: int, skipped: dict[str, str]) -> dict[str, Any]:
-    """Per side that ran: mean and spread over seeds of the unshaped reward at each step, of seconds per step and
-    of the first and last windows. Per TRL side (a pairing with ours): the target (that side's final unshaped
-    reward, its last ``window`` steps averaged over seeds), the step each side's runs reach it, and ``met``
-    (all runs of both reach it, ours on average no later); a skipped pairing has its reason instead.
+    """Per side that ran: mean and spread over seeds of the unshaped reward and of tool calls per episode at each
+    step, of seconds per step and of the first and last windows. Per TRL side (a pairing with ours): the target
+    (that side's final unshaped reward, its last ``window`` steps averaged over seeds), the step each side's
+    runs reach it, and ``met`` (all runs of both reach it, ours on average no later); a skipped pairing has its
+    reason instead.
     ``same_task_order``: every run of one seed, on every side, played the same tasks in the same order."""
     window = window_for(steps)
     out: dict[str, Any] = {"window": window, "sides": {}, "pairings": {}, "skipped": dict(skipped)}
@@ -96,8 +97,8 @@ def summarize_tool(runs: dict[str, list[dict[str, Any]]], steps: int, skipped: d
             run["seconds_per_step"] = run["seconds"] / steps
         curves = [run["rewards"] for run in side_runs]
         out["sides"][side] = {
-            "reward_per_step": {"mean": [_mean(list(step)) for step in zip(*curves)],
-                                "std": [spread(list(step))["std"] for step in zip(*curves)]},
+            "reward_per_step": _per_step(curves),
+            "tool_calls_per_step": _per_step([run["tool_calls"] for run in side_runs]),
             "seconds_per_step": spread([run["seconds_per_step"] for run in side_runs]),
             "first_window": spread([_mean(curve[:window]) for curve in curves]),
             "last_window": spread([_mean(curve[-window:]) for curve in curves]),
@@ -116,6 +117,12 @@ def summarize_tool(runs: dict[str, list[dict[str, Any]]], steps: int, skipped: d
             by_seed.setdefault(run["seed"], []).append(run["tasks"])
     out["same_task_order"] = all(all(tasks == played[0] for tasks in played) for played in by_seed.values())
     return out
+
+
+def _per_step(curves: list[list[float]]) -> dict[str, list[float]]:
+    """Mean and sample standard deviation over runs at each step."""
+    return {"mean": [_mean(list(step)) for step in zip(*curves)],
+            "std": [spread(list(step))["std"] for step in zip(*curves)]}
 
 
 def _pairing(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], side: str, window: int) -> dict[str, Any]:
@@ -138,6 +145,11 @@ def steps_of(played: list[int], group_size: int, per_step: int) -> list[list[int
     return [groups[start:start + per_step] for start in range(0, len(groups), per_step)]
 
 
+def calls_per_episode(episodes: list[list[Any]]) -> float:
+    """Mean tool calls per episode (each given as its turns), as our trainer logs ``tool_calls_mean``."""
+    return _mean([float(sum(turn.info.get("tool_calls", 0) for turn in turns)) for turns in episodes])
+
+
 def unshaped_names(env_kwargs: dict[str, Any]) -> list[str] | None:
     """The reward components that are the task's own reward (source ``env``); None: no spec, the whole reward."""
     from envgym.agents.group_rewards import reward_spec_of
@@ -156,7 +168,7 @@ def _run_worker(side: str, recipe: Path, steps: int, seed: int) -> dict[str, Any
 
 def run_worker(side: str, recipe: str, steps: int, seed: int) -> None:
     """Train ``steps`` steps of the multi-turn ``recipe`` with one side and ``seed``; print as JSON its unshaped
-    and training rewards per step, the tasks of each step and the wall time."""
+    and training rewards and tool calls per episode at each step, the tasks of each step and the wall time."""
     import envgym
     from envgym.agents.models import checkpoint_folder, resolve_model
     from envgym.agents.train_cli import read_recipe
@@ -192,7 +204,8 @@ def _train_envgym(path: str, env: str, env_kwargs: dict[str, Any], config: Any, 
     names = unshaped_names(env_kwargs)
     unshaped = [m["reward_mean"] if names is None else sum(m.get(f"reward/{name}", 0.0) for name in names)
                 for m in metrics]
-    return {"rewards": unshaped, "train_rewards": [m["reward_mean"] for m in metrics], "tasks": tasks}
+    return {"rewards": unshaped, "train_rewards": [m["reward_mean"] for m in metrics], "tasks": tasks,
+            "tool_calls": [m.get("tool_calls_mean", 0.0) for m in metrics]}
 
 
 def _train_trl_rollout(path: str, env: str, env_kwargs: dict[str, Any], config: Any,
@@ -200,12 +213,14 @@ def _train_trl_rollout(path: str, env: str, env_kwargs: dict[str, Any], config: 
     """TRL's GRPOTrainer with envgym's agent loop as its ``rollout_func``, on the recipe's env as ours sees it."""
     from envgym.integrations.trl import EnvgymRolloutFunc, envgym_dataset, envgym_reward_func, task_index_of
 
-    names, played = unshaped_names(env_kwargs), []
+    names, played, tool_calls = unshaped_names(env_kwargs), [], []
 
     class Recorded(EnvgymRolloutFunc):
         def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
             played.extend(task_index_of(prompt) for prompt in prompts)
-            return super().__call__(prompts, trainer)
+            batch = super().__call__(prompts, trainer)
+            tool_calls.append(calls_per_episode([episode.turns for episode in self.last_result.episodes]))
+            return batch
 
     def unshaped(completions: list[Any], envgym_return: list[float | None],
                  envgym_reward_components: list[dict[str, float]], **_: Any) -> list[float | None]:
@@ -216,7 +231,8 @@ def _train_trl_rollout(path: str, env: str, env_kwargs: dict[str, Any], config: 
                             **env_kwargs)
     curves = _trl_train(path, config, envgym_dataset(env, order, **env_kwargs), [envgym_reward_func, unshaped],
                         rollout_func=rollout_func)
-    return {**curves, "tasks": steps_of(played, config.num_generations, config.num_tasks_per_step)}
+    return {**curves, "tasks": steps_of(played, config.num_generations, config.num_tasks_per_step),
+            "tool_calls": tool_calls}
 
 
 def _train_trl_env(path: str, env: str, env_kwargs: dict[str, Any], config: Any, order: list[int]) -> dict[str, Any]:
@@ -224,7 +240,7 @@ def _train_trl_env(path: str, env: str, env_kwargs: dict[str, Any], config: Any,
     from envgym.integrations.trl import envgym_dataset, envgym_environment_factory, envgym_environment_reward
 
     kwargs = {**env_kwargs, "prompt_format": None}
-    names, played = unshaped_names(env_kwargs), []
+    names, played, tool_calls = unshaped_names(env_kwargs), [], []
     base = envgym_environment_factory(env, **kwargs)
 
     def reset(self: Any, *, task_index: int | None = None, **row: Any) -> None:
@@ -233,6 +249,7 @@ def _train_trl_env(path: str, env: str, env_kwargs: dict[str, Any], config: Any,
 
     def unshaped(completions: list[Any], environments: list[Any], **_: Any) -> list[float | None]:
         # Called after envgym_environment_reward, which played each final turn into its environment.
+        tool_calls.append(calls_per_episode([environment.episode.turns for environment in environments]))
         return [None if e.episode.failed else e.episode.total_reward if names is None else
                 sum(turn.reward_components.get(n, 0.0) for turn in e.episode.turns for n in names)
                 for e in environments]
@@ -240,7 +257,8 @@ def _train_trl_env(path: str, env: str, env_kwargs: dict[str, Any], config: Any,
     factory = type(base.__name__, (base,), {"reset": reset})
     curves = _trl_train(path, config, envgym_dataset(env, order, **kwargs), [envgym_environment_reward, unshaped],
                         environment_factory=factory, max_tool_calling_iterations=max(1, config.max_turns - 1))
-    return {**curves, "tasks": steps_of(played, config.num_generations, config.num_tasks_per_step)}
+    return {**curves, "tasks": steps_of(played, config.num_generations, config.num_tasks_per_step),
+            "tool_calls": tool_calls}
 
 
 def _trl_train(path: str, config: Any, dataset: Any, reward_funcs: list[Any], *, rollout_func: Any = None,

@@ -18,12 +18,21 @@ TEMPLATE_REFUSED = ("Traceback (most recent call last):\n  File \"x.py\", line 1
 
 
 def run(seed, rewards, tasks, seconds=4.0):
-    return {"seed": seed, "rewards": rewards, "train_rewards": rewards, "tasks": tasks, "seconds": seconds}
+    return {"seed": seed, "rewards": rewards, "train_rewards": rewards, "tasks": tasks, "seconds": seconds,
+            "tool_calls": [1.0] * len(rewards)}
 
 
 def test_the_tasks_of_each_step_are_read_from_the_episodes_played():
     # G=2, 2 tasks per step: episodes of groups (7, 7), (3, 3) in step 1, (5, 5), (7, 7) in step 2
     assert steps_of([7, 7, 3, 3, 5, 5, 7, 7], group_size=2, per_step=2) == [[7, 3], [5, 7]]
+
+
+def test_tool_calls_are_counted_per_episode_as_our_trainer_logs_them():
+    from envgym.agents.learn_bench_tool import calls_per_episode
+    from envgym.episode import Turn
+
+    called, answered = Turn("<calc>2*3</calc>", [], 0.5, info={"tool_calls": 1}), Turn("6", [], 1.0, info={})
+    assert calls_per_episode([[called, answered], [answered]]) == 0.5
 
 
 def test_the_unshaped_reward_is_the_env_sourced_components_of_the_recipe():
@@ -64,6 +73,7 @@ def fake_workers(monkeypatch, failing=()):
         if side in failing:
             raise WorkerFailed(f"{side} (seed {seed})", 1, TEMPLATE_REFUSED)
         return {"rewards": [0.5] * steps, "train_rewards": [1.0] * steps, "seconds": 2.0 * steps,
+                "tool_calls": [1.0] * steps,
                 "tasks": [[seed * 100 + step] for step in range(steps)]}
 
     monkeypatch.setattr(learn_bench_tool, "_run_worker", worker)
@@ -131,3 +141,5 @@ def test_every_side_plays_the_same_tasks_in_the_same_order_with_real_trainers(to
     for side in learn_bench_tool.TOOL_SIDES:
         curve = measured["sides"][side]["reward_per_step"]["mean"]
         assert len(curve) == 4 and all(0.0 <= reward <= 1.0 for reward in curve)
+        calls = measured["sides"][side]["tool_calls_per_step"]["mean"]
+        assert len(calls) == 4 and all(count >= 0.0 for count in calls)
