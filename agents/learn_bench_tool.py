@@ -55,7 +55,8 @@ OBSERVATION_TOKENS = 64
 def run_tool_bench(recipe: Path, steps: int, seed_list: list[int], jobs: int,
                    echo: Callable[[str], None]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
     """Every side on every seed, seed by seed (all sides of a seed before the next). Returns the runs per side
-    and the TRL sides skipped with why; a TRL side that failed once is not run again for later seeds."""
+    and the TRL sides skipped with why. A TRL side that fails on any seed is skipped as a whole and not run again
+    (the runs it finished were printed through ``echo``, as every run is when it ends)."""
     from envgym.benchmarks.report import WorkerFailed
 
     order = [(side, seed) for seed in seed_list for side in TOOL_SIDES]
