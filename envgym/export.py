@@ -12,6 +12,9 @@ Reads what the runs already write (``samples.jsonl`` of ``envgym eval``, ``rollo
 
 Episodes that failed (``error`` set: the env, verifier or model request broke) are never exported: their reward
 says nothing about the policy. Light on purpose (no torch); pyarrow and datasets load only for their formats.
+
+``--format inspect`` writes Inspect AI logs instead (one ``.eval`` per env, every episode with its transcript,
+failed ones as errors; :mod:`envgym.integrations.inspect_ai_log`) for ``inspect view``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import typer
 
 from envgym.episode import Episode
 
-FORMATS = ("jsonl", "parquet", "hf-dataset")
+FORMATS = ("jsonl", "parquet", "hf-dataset", "inspect")
 RUN_FILES = ("samples.jsonl", "rollouts.jsonl")  # what envgym eval and envgym train --save-rollouts write
 TOKEN_KEYS = ("prompt_ids", "completion_ids", "loss_mask")
 
@@ -48,6 +51,12 @@ def export_command(
             raise ValueError("give --chat or --tokens, not both")
         if format not in FORMATS:
             raise ValueError(f"unknown --format {format!r}; use one of {', '.join(FORMATS)}")
+        if format == "inspect":  # whole runs, not rows: every episode, its transcript and the run's metrics
+            if min_reward is not None or best_per_task or tokens:
+                raise ValueError("--format inspect writes every episode as chat: drop --min-reward, "
+                                 "--best-per-task and --tokens")
+            _export_inspect(run, out)
+            return
         episodes = read_run(run)
         kept = select(episodes, min_reward=min_reward, best_per_task=best_per_task)
         rows = [token_row(e, where) for where, e in kept] if tokens else [chat_row(e) for _, e in kept]
@@ -155,7 +164,18 @@ def default_output(run: str | Path, format: str) -> Path:
     """``export.jsonl``/``export.parquet``/``export/`` next to the run's records."""
     run = Path(run)
     folder = run if run.is_dir() else run.parent
-    return folder / ("export" if format == "hf-dataset" else f"export.{format}")
+    return folder / {"hf-dataset": "export", "inspect": "inspect-logs"}.get(format, f"export.{format}")
+
+
+def _export_inspect(run: Path, out: Path | None) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise ImportError("--format inspect needs inspect-ai: pip install 'envgym[inspect]'")
+    from envgym.integrations.inspect_ai_log import write_inspect_logs
+
+    for path in write_inspect_logs(run, out or default_output(run, "inspect")):
+        typer.echo(f"wrote {path} (see it with: inspect view --log-dir {path.parent})")
 
 
 def write_rows(rows: list[dict[str, Any]], out: str | Path, format: str) -> None:

@@ -41,7 +41,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score
 
 from envgym.episode import Episode, to_jsonable
-from envgym.export import read_run
+from envgym.export import RUN_FILES, read_run
 from envgym.integrations.inspect_ai import episode_summary, inspect_messages
 
 RESULTS_FILE = "results.json"  # what envgym eval writes next to samples.jsonl (envgym.agents.evaluate)
@@ -56,12 +56,15 @@ def write_inspect_logs(run: str | Path, out: str | Path) -> list[Path]:
     by_env: dict[str, list[Episode]] = {}
     for _, episode in read_run(run):
         by_env.setdefault(episode.env_id or "unknown", []).append(episode)
-    created = datetime.datetime.fromtimestamp((run if run.is_dir() else run.parent).stat().st_mtime,
+    records = [run / name for name in RUN_FILES if (run / name).is_file()] if run.is_dir() else [run]
+    created = datetime.datetime.fromtimestamp(max(path.stat().st_mtime for path in records),
                                               tz=datetime.timezone.utc)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for env_id, episodes in by_env.items():
-        log = eval_log(env_id, episodes, results, created)
+        # the same run exported again overwrites its logs instead of adding copies to inspect view's list
+        eval_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{run.resolve()}#{env_id}").hex
+        log = eval_log(env_id, episodes, results, created, eval_id)
         stamp = created.strftime("%Y-%m-%dT%H-%M-%S+00-00")  # Inspect's own log file naming
         path = out / f"{stamp}_{re.sub(r'[^A-Za-z0-9_.-]+', '-', env_id)}_{log.eval.eval_id}.eval"
         write_eval_log(log, path)
@@ -69,8 +72,8 @@ def write_inspect_logs(run: str | Path, out: str | Path) -> list[Path]:
     return paths
 
 
-def eval_log(env_id: str, episodes: list[Episode], results: dict[str, Any],
-             created: datetime.datetime) -> EvalLog:
+def eval_log(env_id: str, episodes: list[Episode], results: dict[str, Any], created: datetime.datetime,
+             eval_id: str) -> EvalLog:
     """The Inspect log of one env's episodes; ``results`` is the run's ``results.json`` (or ``{}``)."""
     summary = (results.get("envs") or {}).get(env_id) or {}
     config = summary.get("config") or {}
@@ -87,8 +90,8 @@ def eval_log(env_id: str, episodes: list[Episode], results: dict[str, Any],
     return EvalLog(
         status="success",
         eval=EvalSpec(
-            eval_id=uuid.uuid4().hex, run_id=uuid.uuid4().hex, created=stamp, task=f"envgym/{env_id}",
-            task_id=uuid.uuid4().hex, task_args=to_jsonable(config.get("kwargs") or {}), model=model,
+            eval_id=eval_id, run_id=eval_id, task_id=eval_id, created=stamp, task=f"envgym/{env_id}", model=model,
+            task_args=to_jsonable(config.get("kwargs") or {}),
             dataset=EvalDataset(name=env_id, samples=len(task_ids), sample_ids=task_ids),
             config=EvalConfig(epochs=max((s.epoch for s in samples), default=1)),
             metadata={"source": "envgym eval", "envgym_config": to_jsonable(config)}),
