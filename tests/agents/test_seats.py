@@ -1,0 +1,79 @@
+"""Self-play in the agent loop: every seat of a multi-agent env is played by the policy and recorded as its own
+episode and token trajectory, with its own rewards; GRPO groups split by seat."""
+
+import pytest
+
+AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
+
+import envgym  # noqa: E402
+from envgym.agents.rollout import rollout  # noqa: E402
+from envgym.agents.seats import seat_groups, task_groups  # noqa: E402
+from helpers.scripted_policy import ScriptedPolicy  # noqa: E402
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
+X_WINS = {"You play X": ["<move>1</move>", "<move>2</move>", "<move>3</move>"],
+          "You play O": ["<move>4</move>", "<move>5</move>"]}
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return AutoTokenizer.from_pretrained(tiny_model_path())
+
+
+def play(tokenizer, scripts, *, tasks=(0,), group_size=2, **kwargs):
+    policy = ScriptedPolicy(tokenizer, scripts)
+    make = lambda: envgym.make("games/TicTacToe-v0", opponent="self", max_opening_plies=0)  # noqa: E731
+    envs = envgym.VectorEnv([make] * (len(tasks) * group_size))
+    return rollout(policy, envs, group_size=group_size, task_indices=list(tasks), **kwargs)
+
+
+def by_seat(result):
+    return {t.episode.metadata["agent"]: t for t in result.trajectories}
+
+
+def policy_text(tokenizer, trajectory):
+    return tokenizer.decode([t for t, m in zip(trajectory.completion_ids, trajectory.loss_mask) if m])
+
+
+def test_every_seat_that_moved_is_its_own_episode_and_trajectory(tokenizer):
+    result = play(tokenizer, X_WINS, group_size=1)
+    assert [e.metadata["agent"] for e in result.episodes] == ["X", "O"]
+    assert result.trajectories[0].group_id.endswith("#X") and result.trajectories[1].group_id.endswith("#O")
+
+
+def test_a_seats_trajectory_holds_its_own_prompt_and_only_its_own_moves_as_policy_tokens(tokenizer):
+    seats = by_seat(play(tokenizer, X_WINS, group_size=1))
+    x, o = seats["X"], seats["O"]
+    assert "You play X" in tokenizer.decode(x.prompt_ids) and "You play O" in tokenizer.decode(o.prompt_ids)
+    assert policy_text(tokenizer, x).count("<move>") == 3 and "<move>4</move>" not in policy_text(tokenizer, x)
+    assert policy_text(tokenizer, o).count("<move>") == 2 and "<move>1</move>" not in policy_text(tokenizer, o)
+    env_text = tokenizer.decode([t for t, m in zip(o.completion_ids, o.loss_mask) if not m])
+    assert "Your opponent (X) took cell 2." in env_text  # the opponent's move reaches O as env tokens (mask 0)
+
+
+def test_each_seat_gets_its_own_reward_and_the_losers_lands_on_its_last_turn(tokenizer):
+    seats = by_seat(play(tokenizer, X_WINS, group_size=1))
+    assert seats["X"].turn_rewards == [0.0, 0.0, 1.0]
+    assert seats["O"].turn_rewards == [0.0, -1.0]
+    assert seats["O"].turn_reward_components[-1] == {"outcome": -1.0}
+    assert seats["O"].episode.terminated and "You lose." in seats["O"].episode.turns[-1].observation[0]["content"]
+
+
+def test_a_seat_that_never_moved_yields_no_trajectory(tokenizer):
+    result = play(tokenizer, {"You play X": ["pass"], "You play O": []}, group_size=1)
+    assert [t.episode.metadata["agent"] for t in result.trajectories] == ["X"]
+    assert result.trajectories[0].turn_rewards == [-1.0]
+
+
+def test_a_cut_by_the_loops_turn_limit_truncates_every_seat(tokenizer):
+    result = play(tokenizer, X_WINS, group_size=1, max_turns=1)
+    assert all(e.metadata["truncated_by"] == "max_turns" and e.truncated for e in result.episodes)
+
+
+def test_groups_hold_a_tasks_seats_together_and_split_by_seat_for_advantages(tokenizer):
+    result = play(tokenizer, X_WINS, tasks=(0, 1), group_size=2)
+    per_task = task_groups(result.trajectories, 2)
+    assert [len(group) for group in per_task] == [4, 4]
+    per_seat = seat_groups(per_task)
+    assert [[t.episode.metadata["agent"] for t in group] for group in per_seat] == [["X", "X"], ["O", "O"]] * 2
+    assert all(len({t.group_id for t in group}) == 1 for group in per_seat)
