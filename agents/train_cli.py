@@ -56,8 +56,9 @@ def train_command(
     """Train a model with GRPO on an env; writes OUT/metrics.jsonl, OUT/checkpoints/ and OUT/reward_curve.png.
 
     The config file (a recipe, e.g. recipes/smollm2-arithmetic-cpu.yaml) holds GRPOConfig fields and optionally
-    ``env``, ``env_kwargs`` (arguments for the env), ``model`` and ``reward`` (a reward spec, docs/rewards.md);
-    flags win."""
+    ``env``, ``env_kwargs`` (arguments for the env), ``model`` and ``reward`` (a reward spec, docs/rewards.md),
+    or ``envs`` (a weighted mixture) and ``curriculum`` (docs/training.md); flags win (``--env`` replaces
+    ``envs``)."""
     with one_line_errors(debug):
         quiet_libraries(verbose)
         plan = plan_training(env=env, model=model, config=config, env_kwargs=env_kwargs, resume=resume,
@@ -79,23 +80,60 @@ class TrainingPlan:
     config: Any
     engine: str
     resume: Path | None
+    mixture: Any = None
+    """An ``EnvMixture`` when the recipe has ``envs:`` or a ``curriculum:`` (then ``env`` is its label)."""
+
+    @property
+    def trainer_env(self) -> Any:
+        """What ``GRPOTrainer`` trains on: the mixture, or the env id."""
+        return self.mixture if self.mixture is not None else self.env
 
 
 def plan_training(*, env: str | None, model: str | None, config: str | Path | None, env_kwargs: str | None,
                   resume: Path | None, engine: str | None, overrides: dict[str, Any]) -> TrainingPlan:
     """Check every input, cheapest first, without loading a model; raises :class:`BadInput` (one line)."""
     from envgym.agents.policy import ENGINES, default_engine
-    from envgym.agents.preflight import check_env_id, check_env_kwargs, check_model_name, check_report_to, find_config
+    from envgym.agents.preflight import check_model_name, check_report_to, find_config
 
     engine = engine or default_engine()
     if engine not in ENGINES:
         raise BadInput(f"--engine: unknown engine {engine!r}; choose transformers or vllm")
     path = find_config(config, "recipes") if config is not None else None
-    config_env, kwargs, config_model, fields = read_recipe_file(path)
-    env = env or config_env
+    config_env, kwargs, config_model, fields, mixture_fields = read_recipe_file(path)
+    if env is None and "envs" in mixture_fields:
+        if env_kwargs:
+            raise BadInput(f"--env-kwargs sets one env's arguments, but {path} trains on a mixture (envs:); put "
+                           "env_kwargs in its entries")
+        mixture = build_mixture(None, kwargs, mixture_fields, where=str(path))
+        env = mixture.label
+    else:
+        mixture_fields.pop("envs", None)  # --env replaces the recipe's mixture: flags win
+        env = _check_env(env or config_env, kwargs, env_kwargs, path)
+        mixture = None
+    model = _resumed_model(resume, model) or config_model or DEFAULT_MODEL
+    check_model_name(model)
+    grpo_config = grpo_config_from(fields, overrides, where=str(path) if path else "flags")
+    check_report_to(grpo_config.report_to, where="report_to")  # its library is installed
+    built = dict(kwargs)
+    if "reward" in built:
+        from envgym.rewards import RewardSpec
+
+        try:
+            built["reward"] = RewardSpec.coerce(built["reward"], where=f"{path}: reward")
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+    if mixture is None and mixture_fields:  # one env with a curriculum
+        mixture = build_mixture(env, built, mixture_fields, where=str(path))
+    return TrainingPlan(env, built, kwargs, model, grpo_config, engine, resume, mixture)
+
+
+def _check_env(env: str | None, kwargs: dict[str, Any], env_kwargs: str | None, path: Path | None) -> str:
+    """The one env to train on, checked with its arguments (``--env-kwargs`` JSON merged into ``kwargs``)."""
+    from envgym.agents.preflight import check_env_id, check_env_kwargs
+
     if env is None:
-        raise BadInput(f"{path or 'the command line'} names no env: give --env ID or a config file with a line "
-                       "`env: namespace/Name-v0`")
+        raise BadInput(f"{path or 'the command line'} names no env: give --env ID, or a config file with a line "
+                       "`env: namespace/Name-v0` or an `envs:` mixture")
     if env_kwargs:
         try:
             extra = json.loads(env_kwargs)
@@ -109,27 +147,35 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
     if spec.unsafe and not kwargs.get("allow_unsafe"):  # a policy trained on a known exploit learns the exploit
         raise BadInput(f"{env} is registered unsafe ({spec.unsafe_reason or 'see docs/audit.md'}); train on it only "
                        "on purpose: --env-kwargs '{\"allow_unsafe\": true}'")
-    if resume is not None:
-        if not (resume / "trainer_state.pt").exists():
-            raise BadInput(f"--resume: {resume} is not a training checkpoint (no trainer_state.pt); give a folder "
-                           "like OUT/checkpoints/step-N")
-        from envgym.agents.models import resume_model
+    return env
 
-        if model is None or Path(model).resolve() == resume.resolve():  # the adapter comes back with the state
-            model = resume_model(resume)
-    model = model or config_model or DEFAULT_MODEL
-    check_model_name(model)
-    grpo_config = grpo_config_from(fields, overrides, where=str(path) if path else "flags")
-    check_report_to(grpo_config.report_to, where="report_to")  # its library is installed
-    built = dict(kwargs)
-    if "reward" in built:
-        from envgym.rewards import RewardSpec
 
-        try:
-            built["reward"] = RewardSpec.coerce(built["reward"], where=f"{path}: reward")
-        except ValueError as error:
-            raise BadInput(str(error)) from None
-    return TrainingPlan(env, built, kwargs, model, grpo_config, engine, resume)
+def _resumed_model(resume: Path | None, model: str | None) -> str | None:
+    """The model to load: ``model``, or with ``--resume`` (and no other model) the checkpoint's own."""
+    if resume is None:
+        return model
+    if not (resume / "trainer_state.pt").exists():
+        raise BadInput(f"--resume: {resume} is not a training checkpoint (no trainer_state.pt); give a folder "
+                       "like OUT/checkpoints/step-N")
+    from envgym.agents.models import resume_model
+
+    if model is None or Path(model).resolve() == resume.resolve():  # the adapter comes back with the state
+        return resume_model(resume)
+    return model
+
+
+def build_mixture(env: str | None, env_kwargs: dict[str, Any], mixture_fields: dict[str, Any], where: str) -> Any:
+    """The ``EnvMixture`` of a recipe's ``envs:`` list (``env`` None), or of one ``env`` with a top-level
+    ``curriculum:``; every entry checked, nothing loaded."""
+    from envgym.agents.mixture import EnvMixture, read_member, read_mixture
+
+    if env is None:
+        if mixture_fields.get("curriculum") is not None:
+            raise BadInput(f"{where}: with envs:, give each entry its own curriculum: (a top-level one is for one env:)")
+        if env_kwargs:
+            raise BadInput(f"{where}: with envs:, put env_kwargs and reward inside each entry, not at the top level")
+        return read_mixture(mixture_fields["envs"], where)
+    return EnvMixture([read_member({"env": env, "env_kwargs": env_kwargs}, where, mixture_fields.get("curriculum"))])
 
 
 def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_rollouts: int = 0) -> Any:
@@ -149,7 +195,7 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
             policy = VLLMPolicy(plan.model)
         except ImportError as error:  # its message names the extra to install, envgym[vllm]
             raise BadInput(str(error)) from None
-    trainer = GRPOTrainer(loaded, tokenizer, plan.env, plan.config, out_dir=out, device=device,
+    trainer = GRPOTrainer(loaded, tokenizer, plan.trainer_env, plan.config, out_dir=out, device=device,
                           env_kwargs=plan.env_kwargs, policy=policy)
     if plan.resume is not None:
         trainer.load_checkpoint(plan.resume)
@@ -163,8 +209,14 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
 
         trainer.train(on_step=on_step)
     console.print(f"wrote {out / 'metrics.jsonl'}, {out / 'checkpoints'} and {out / 'reward_curve.png'}", soft_wrap=True)
+    if plan.mixture is not None:
+        from envgym.agents.mixture import summary_lines
+
+        for line in summary_lines(plan.mixture, trainer.history):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
     checkpoint = out / "checkpoints" / f"step-{trainer.step}"
-    console.print(f"evaluate it: {eval_command(checkpoint, plan.env, plan.env_kwargs_json)}", soft_wrap=True,
+    env_ids = ",".join(dict.fromkeys(m.env for m in plan.mixture.members)) if plan.mixture is not None else plan.env
+    console.print(f"evaluate it: {eval_command(checkpoint, env_ids, plan.env_kwargs_json)}", soft_wrap=True,
                   markup=False, highlight=False)
     return trainer
 
@@ -204,20 +256,26 @@ def read_recipe(path: str | Path | None, overrides: dict[str, Any]) -> tuple[str
     from envgym.agents.preflight import find_config
 
     path = find_config(path, "recipes") if path is not None else None
-    env, env_kwargs, model, fields = read_recipe_file(path)
+    env, env_kwargs, model, fields, mixture_fields = read_recipe_file(path)
     if "reward" in env_kwargs:
         from envgym.rewards import RewardSpec
 
         env_kwargs["reward"] = RewardSpec.from_dict(env_kwargs["reward"], where="reward")
+    if mixture_fields:  # GRPOTrainer takes the mixture where it takes an env id
+        env = build_mixture(env, env_kwargs, mixture_fields, where=str(path))
     return env, env_kwargs, model, grpo_config_from(fields, overrides, where=str(path) if path else "flags")
 
 
-def read_recipe_file(path: Path | None) -> tuple[str | None, dict[str, Any], str | None, dict[str, Any]]:
-    """``(env, env_kwargs, model, GRPOConfig fields)`` as written in a recipe (light: nothing is built). A
-    ``reward:`` section goes into ``env_kwargs["reward"]`` as written."""
+def read_recipe_file(path: Path | None) -> tuple[str | None, dict[str, Any], str | None, dict[str, Any], dict[str, Any]]:
+    """``(env, env_kwargs, model, GRPOConfig fields, mixture fields)`` as written in a recipe (light: nothing is
+    built). A ``reward:`` section goes into ``env_kwargs["reward"]`` as written; ``envs:`` and ``curriculum:``
+    into the mixture fields."""
     from envgym.agents.preflight import read_mapping
 
     fields = read_mapping(path) if path is not None else {}
+    mixture_fields = {key: fields.pop(key) for key in ("envs", "curriculum") if key in fields}
+    if "envs" in mixture_fields and "env" in fields:
+        raise BadInput(f"{path}: give env: (one env) or envs: (a mixture), not both")
     env, model = fields.pop("env", None), fields.pop("model", None)
     for key, value in (("env", env), ("model", model)):
         if value is not None and not isinstance(value, str):
@@ -228,7 +286,7 @@ def read_recipe_file(path: Path | None) -> tuple[str | None, dict[str, Any], str
     env_kwargs = dict(env_kwargs)
     if "reward" in fields:
         env_kwargs["reward"] = fields.pop("reward")
-    return env, env_kwargs, model, fields
+    return env, env_kwargs, model, fields, mixture_fields
 
 
 def grpo_config_from(fields: dict[str, Any], overrides: dict[str, Any], where: str) -> Any:

@@ -13,8 +13,8 @@ differ, because the run is judged on it."""
 
 def plot_rewards(history: list[dict[str, Any]], path: str | Path, title: str = "GRPO") -> Path:
     """Plot reward mean ± std per step from metrics records (``step``, ``reward_mean``, ``reward_std``), the
-    unshaped ``reward/correct`` where it differs from the reward, and ``tool_calls_mean`` (right axis) where
-    logged."""
+    unshaped ``reward/correct`` where it differs from the reward, each env's ``env/<name>/reward_mean`` in a
+    mixture, and ``tool_calls_mean`` (right axis) where logged."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,6 +30,10 @@ def plot_rewards(history: list[dict[str, Any]], path: str | Path, title: str = "
                       label="± std")
     if any(UNSHAPED in m and m[UNSHAPED] != m["reward_mean"] for m in records):
         axis.plot(steps, [m.get(UNSHAPED, float("nan")) for m in records], label="correct (unshaped)")
+    per_env = sorted({key for m in records for key in m if key.startswith("env/") and key.endswith("/reward_mean")})
+    for key in per_env:  # a mixture: one curve per env (nan where a step drew none of its groups)
+        axis.plot(steps, [m.get(key, float("nan")) for m in records], linewidth=1, marker=".",
+                  label=key[len("env/"):-len("/reward_mean")])
     if any("tool_calls_mean" in m for m in records):
         calls = axis.twinx()
         calls.plot(steps, [m.get("tool_calls_mean", float("nan")) for m in records], color="gray", linestyle="--")

@@ -193,7 +193,8 @@ class GRPOTrainer:
         for member, spec in zip(members, self.reward_specs):
             mine = [group for group in rollouts if group[0].episode.env_id == member.name]
             kept = [group for group in groups if group[0].episode.env_id == member.name]
-            per_env = {"groups": len(mine), **_reward_metrics(kept, mine), **group_reward_metrics(mine, spec)}
+            per_env = {"groups": len(kept), "groups_drawn": len(mine), **_reward_metrics(kept, mine),
+                       **group_reward_metrics(mine, spec)}
             out.update({f"env/{member.name}/{key}": value for key, value in per_env.items()})
         return {**out, **self.mixture.metrics()}
 
