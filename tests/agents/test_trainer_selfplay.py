@@ -1,0 +1,79 @@
+"""Self-play training: one policy plays both seats, and both seats' tokens are in the loss and carry gradient."""
+
+import math
+
+import pytest
+
+pytest.importorskip("torch")
+
+import envgym  # noqa: E402
+from envgym.agents.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.trainer import GRPOTrainer  # noqa: E402
+from envgym.core import Task, action_text  # noqa: E402
+from envgym.multiagent import MultiAgentEnv, SeatTurn  # noqa: E402
+from envgym.tasks import ListTaskSource  # noqa: E402
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
+
+class Relay(MultiAgentEnv):
+    """Seats ``a`` and ``b`` answer twice each, in turn. Each turn pays the acting seat a reward read from its text
+    (so samples differ), and the other seat the opposite: every seat's rewards vary across a group."""
+
+    agents = ("a", "b")
+
+    def __init__(self):
+        self.tasks = ListTaskSource([Task("relay", [{"role": "user", "content": "You are a. Say something."}])])
+
+    def _reset_seats(self, task, options):
+        self.turn = 0
+        return "a", task.prompt(), {}
+
+    def _play(self, agent, action):
+        self.turn += 1
+        other = "b" if agent == "a" else "a"
+        score = sum(map(ord, action_text(action))) % 7 / 7
+        intro = "You are b. " if self.turn == 1 else ""
+        return SeatTurn({other: [{"role": "user", "content": f"{intro}Your turn."}]},
+                        {agent: {"score": score}, other: {"score": -score}}, None if self.turn == 4 else other)
+
+
+def tiny():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = tiny_model_path()
+    return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=4, num_tasks_per_step=1, max_completion_length=4, learning_rate=1e-3,
+                        max_steps=1, seed=3)
+    trainer = GRPOTrainer(model, tokenizer, Relay, config, device="cpu")
+    (metrics,) = trainer.train()
+    return trainer, metrics
+
+
+def test_both_seats_trajectories_are_in_the_loss_with_their_policy_tokens(trained):
+    trainer, metrics = trained
+    rollouts = [t for group in trainer.last_rollouts for t in group]
+    assert sorted(t.episode.metadata["agent"] for t in rollouts) == ["a"] * 4 + ["b"] * 4
+    assert all(t.num_policy_tokens > 0 and len(t.turn_rewards) == 2 for t in rollouts)
+    assert metrics["policy_tokens"] == sum(t.num_policy_tokens for t in rollouts)
+    assert math.isfinite(metrics["loss"])
+
+
+@pytest.mark.parametrize("seat", ["a", "b"])
+def test_each_seats_tokens_alone_give_the_parameters_gradient(trained, seat):
+    trainer, _ = trained
+    alone = [[t for t in group if t.episode.metadata["agent"] == seat] for group in trainer.last_rollouts]
+    metrics = trainer._update(alone)
+    assert metrics["policy_tokens"] > 0 and metrics["grad_norm"] > 0
+
+
+def test_tictactoe_self_play_trains_from_the_registry():
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=4, max_steps=1)
+    env = lambda: envgym.make("games/TicTacToe-v0", opponent="self")  # noqa: E731
+    (metrics,) = GRPOTrainer(model, tokenizer, env, config, device="cpu").train()
+    assert math.isfinite(metrics["loss"]) and metrics["episodes_failed"] == 0
