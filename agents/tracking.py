@@ -57,7 +57,7 @@ def check_installed(names: Sequence[str]) -> None:
     """Raise ImportError naming the extra to install when a tracker's library is missing (cheap: imports nothing)."""
     missing = [_LIBRARY[name] for name in names if importlib.util.find_spec(_LIBRARY[name]) is None]
     if missing:
-        raise ImportError(f"report_to {', '.join(missing)} needs the {' and '.join(missing)} package: "
+        raise ImportError(f"report_to needs the {' and '.join(missing)} package{'s' * (len(missing) > 1)}: "
                           "pip install 'envgym[tracking]'")
 
 
