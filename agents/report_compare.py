@@ -28,10 +28,11 @@ def task_passes(records: list[dict[str, Any]]) -> bool | None:
 
 
 def comparison_page(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
-                    nav: list[tuple[str, str]] | None = None) -> str:
-    """The page for two runs, each given as (``results.json`` content, ``samples.jsonl`` records)."""
+                    nav: list[tuple[str, str]] | None = None, names: list[str] | None = None) -> str:
+    """The page for two runs, each given as (``results.json`` content, ``samples.jsonl`` records); ``names``
+    label them (default: their models)."""
     (results_a, samples_a), (results_b, samples_b) = runs
-    names = [str(results_a["model"]), str(results_b["model"])]
+    names = names or [str(results_a["model"]), str(results_b["model"])]
     env_ids = [e for e in results_a["envs"] if e in results_b["envs"]]
     by_task = [_by_task(samples_a), _by_task(samples_b)]
     sections = "".join(_env_section(env_id, names, by_task) for env_id in env_ids)
@@ -124,5 +125,9 @@ def write_comparison(run_a: str | Path, run_b: str | Path, out_dir: str | Path) 
     folders = [Path(run) if Path(run).is_dir() else Path(run).parent for run in (run_a, run_b)]
     nav = [(f"report {name}", Path(os.path.relpath(folder / "report.html", out)).as_posix())
            for name, folder in zip("AB", folders) if (folder / "report.html").exists()]
-    path.write_text(comparison_page([read_run(run_a), read_run(run_b)], nav), encoding="utf-8")
+    runs = [read_run(run_a), read_run(run_b)]
+    names = [str(results["model"]) for results, _ in runs]
+    if names[0] == names[1]:  # one model run two ways (prompts, settings): the folders tell them apart
+        names = [f"{name} ({folder.resolve().name})" for name, folder in zip(names, folders)]
+    path.write_text(comparison_page(runs, nav, names), encoding="utf-8")
     return path

@@ -120,12 +120,12 @@ def _count_and_toggles() -> str:
 
 
 def sample_row(record: dict[str, Any], *, env_id: str, filterable: bool = True) -> str:
-    """One sample: a one-line summary that opens onto its transcript; a filterable row unless it sits inside
-    another row (the comparison page filters whole tasks)."""
+    """One sample: a one-line summary that opens onto its transcript; a filterable row naming its task unless it
+    sits inside a task's row (the comparison page filters whole tasks)."""
     episode = record.get("episode") or {}
     verdict = outcome(record)
-    summary = (f"task {escaped(record.get('task_index'))} "
-               f"<small>({escaped(record.get('task_id'))})</small> · sample {escaped(record.get('sample'))} · "
+    task = f"task {escaped(record.get('task_index'))} <small>({escaped(record.get('task_id'))})</small> · "
+    summary = (f"{task if filterable else ''}sample {escaped(record.get('sample'))} · "
                f"reward {number_text(record.get('reward'))}<span class='badge {verdict}'>{verdict}</span> · "
                f"{escaped(record.get('turns'))} turn(s) · ended: {html.escape(finish_reason(episode))}")
     attributes = data_attributes(reward=record.get("reward"), outcome=verdict, task=record.get("task_index"),

@@ -103,3 +103,10 @@ def test_eval_report_rebuilds_a_runs_pages(runs):
     assert result.exit_code == 0, result.output
     assert (runs[0] / page_name(ENV)).exists()
 
+
+
+def test_two_runs_of_one_model_are_told_apart_by_their_folders(tmp_path):
+    before = write_run(tmp_path / "prompt-a", "smollm2", {0: [True]})
+    after = write_run(tmp_path / "prompt-b", "smollm2", {0: [False]})
+    text = write_comparison(before, after, tmp_path).read_text()
+    assert "<h4>A: smollm2 (prompt-a)</h4>" in text and "<h4>B: smollm2 (prompt-b)</h4>" in text
