@@ -6,10 +6,11 @@ since an Inspect log holds one task. Each episode of ``samples.jsonl`` becomes a
 index and its epoch the sample number (1-based), so the n samples of one task sit together; its messages are the
 whole conversation (tool calls and tool results included); its score ``envgym_reward`` is the episode's reward
 with the summed reward components, per-turn rewards, ``correct`` and how it ended in the metadata (the same
-shape :mod:`envgym.integrations.inspect_ai`'s scorer gives), and each turn is an ``info`` event in the
-transcript with its reward, components and flags. An episode that failed (``error`` set) is a sample with that
-error and no score, never a reward of 0. ``results.json``'s numbers (pass@k, maj@k, mean reward, ...) become the
-log's metrics where the run has one.
+shape :mod:`envgym.integrations.inspect_ai`'s scorer gives); its transcript has, per turn, the model's
+generation, the tool calls the env ran with their results, and an ``info`` event with the turn's reward,
+components and flags. An episode that failed (``error`` set) is a sample with that error and no score, never a
+reward of 0. ``results.json``'s numbers (pass@k, maj@k, mean reward, ...) become the log's metrics where the run
+has one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.event import InfoEvent
+from inspect_ai.event import Event, InfoEvent, ModelEvent, ToolEvent
 from inspect_ai.log import (
     EvalConfig,
     EvalDataset,
@@ -37,12 +38,12 @@ from inspect_ai.log import (
     EvalStats,
     write_eval_log,
 )
-from inspect_ai.model import ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.scorer import Score
 
 from envgym.episode import Episode, to_jsonable
 from envgym.export import RUN_FILES, read_run
-from envgym.integrations.inspect_ai import episode_summary, inspect_messages
+from envgym.integrations.inspect_ai import episode_summary, inspect_messages, tool_info
 
 RESULTS_FILE = "results.json"  # what envgym eval writes next to samples.jsonl (envgym.agents.evaluate)
 SCORER = "envgym_reward"
@@ -98,7 +99,8 @@ def eval_log(env_id: str, episodes: list[Episode], results: dict[str, Any], crea
         plan=EvalPlan(name="envgym eval", steps=[EvalPlanStep(solver="envgym rollout", params={})]),
         results=EvalResults(total_samples=len(samples), completed_samples=len(scored),
                             scores=[EvalScore(name=SCORER, scorer=SCORER, metrics=metrics)]),
-        stats=EvalStats(started_at=stamp, completed_at=stamp),
+        stats=EvalStats(completed_at=stamp, started_at=(created - datetime.timedelta(
+            seconds=float(summary.get("seconds") or 0))).isoformat()),
         samples=samples,
     )
 
@@ -124,11 +126,34 @@ def eval_sample(episode: Episode, position: int, model: str) -> EvalSample:
         id=sample_id, epoch=int(episode.metadata.get("sample_index") or 0) + 1,
         input=inspect_messages(episode.prompt), target="", messages=messages,  # the record keeps no gold answer
         output=ModelOutput.from_content(model, last_text), scores=scores, error=error,
-        events=[InfoEvent(source=f"envgym turn {number}", data=to_jsonable(turn))
-                for number, turn in enumerate(turns, 1)],
+        events=transcript(episode, messages, turns, model),
         metadata={"env_id": episode.env_id, "task_id": episode.task_id, "task_index": task_index,
                   "seed": episode.seed, "turns": to_jsonable(turns), "episode_metadata": to_jsonable(episode.metadata)},
     )
+
+
+def transcript(episode: Episode, messages: list[ChatMessage], turns: list[dict[str, Any]],
+               model: str) -> list[Event]:
+    """The episode as Inspect's transcript: per turn, the model's generation (with the conversation so far and
+    the env's tools), each tool call the env ran with its result, then an ``info`` event with the turn's reward.
+    ``messages`` is the episode's whole conversation (``Episode.messages``) in Inspect's form."""
+    tools = [tool_info(schema) for schema in episode.reset_info.get("tools") or []]
+    events: list[Event] = []
+    position = len(episode.prompt)
+    for number, (turn, summary) in enumerate(zip(episode.turns, turns), 1):
+        assistant, observation = messages[position], messages[position + 1:position + 1 + len(turn.observation)]
+        events.append(ModelEvent(model=model, input=messages[:position], tools=tools,
+                                 tool_choice="auto" if tools else "none", config=GenerateConfig(),
+                                 output=ModelOutput.from_message(assistant)))
+        calls = {call.id: call for call in getattr(assistant, "tool_calls", None) or []}
+        for message in observation:
+            if message.role == "tool":
+                call = calls.get(message.tool_call_id)
+                events.append(ToolEvent(id=message.tool_call_id or "", function=message.function or "",
+                                        arguments=call.arguments if call else {}, result=message.text))
+        events.append(InfoEvent(source=f"envgym turn {number}", data=to_jsonable(summary)))
+        position += 1 + len(observation)
+    return events
 
 
 def _results(run: Path) -> dict[str, Any]:

@@ -80,7 +80,14 @@ def test_each_sample_scores_the_episode_reward_with_per_turn_rewards_and_compone
     score = sample.scores["envgym_reward"]
     assert score.value == pytest.approx(0.9)
     assert score.metadata["turn_rewards"] == pytest.approx([-0.1, 1.0]) and score.metadata["correct"] is True
-    assert [event.data["reward"] for event in sample.events] == pytest.approx([-0.1, 1.0])
+    assert [event.data["reward"] for event in sample.events if event.event == "info"] == pytest.approx([-0.1, 1.0])
+
+
+def test_the_transcript_shows_each_generation_then_the_tools_the_env_ran_then_the_turns_reward(run_folder, tmp_path):
+    events = sample_of(converted(run_folder, tmp_path), 0, 1).events
+    assert [event.event for event in events] == ["model", "tool", "info", "model", "info"]
+    assert [tool.name for tool in events[0].tools] == ["add"] and len(events[3].input) == 4
+    assert (events[1].function, events[1].arguments, events[1].result.strip()) == ("add", {"a": 2, "b": 3}, "5")
 
 
 def test_a_failed_episode_is_a_sample_error_with_no_score(run_folder, tmp_path):
