@@ -36,7 +36,7 @@ td:first-child,th:first-child{text-align:left}
 .role-assistant{background:#eef4ff}.role-tool{background:#fff7e6}.role-system{background:#f3f3f3}
 pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;font-size:.9em}
 .tool-call{font-family:monospace;font-size:.9em;background:#fde9c9;padding:.1em .4em;margin:.2em 0}
-.turn{border-top:1px dashed #ccc;margin-top:.4em}.turn-meta,.ended{font-size:.85em;color:#444;margin:.3em 1em}
+.earlier{margin-left:1em;font-size:.9em;color:#555}.turn{border-top:1px dashed #ccc;margin-top:.4em}.turn-meta,.ended{font-size:.85em;color:#444;margin:.3em 1em}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1em}.side>div{min-width:0}
 """
 
@@ -138,7 +138,12 @@ def sample_row(record: dict[str, Any], *, env_id: str, filterable: bool = True) 
 def episode_html(episode: dict[str, Any], record: dict[str, Any] | None = None) -> str:
     """An episode's prompt, then each turn: the assistant's message and tool calls, the env's messages and tool
     results, the turn's reward and components and how its generation ended; last, why the episode ended."""
-    parts = [message_html(m) for m in episode.get("prompt") or []]
+    prompt = episode.get("prompt") or []
+    # a system prompt and few-shot turns repeat in every sample: folded, so the task and the turns lead
+    parts = [f"<details class='earlier'><summary>{len(prompt) - 1} earlier prompt message(s): "
+             f"{escaped(', '.join(str(m.get('role', '?')) for m in prompt[:-1] if isinstance(m, dict)))}</summary>"
+             + "".join(message_html(m) for m in prompt[:-1]) + "</details>"] if len(prompt) > 1 else []
+    parts += [message_html(m) for m in prompt[-1:]]
     for number, turn in enumerate(episode.get("turns") or [], 1):
         action = turn.get("action")
         assistant = action if isinstance(action, dict) else {"role": "assistant", "content": action}
@@ -177,6 +182,10 @@ def turn_meta(turn: dict[str, Any]) -> str:
                            for name, value in (turn.get("reward_components") or {}).items())
     facts = [f"reward {number_text(turn.get('reward'))}", f"components: {components or 'none'}",
              f"generation: {escaped(info.get('finish_reason', '?'))}"]
+    calls = info.get("tool_calls")
+    count = len(calls) if isinstance(calls, list) else calls
+    if isinstance(count, int) and count > 0:  # tag-style tools are plain text in the message: say they ran
+        facts.append(f"tool calls: {count}")
     if info.get("action_valid") is False:
         facts.append(f"invalid action: {escaped(info.get('action_error', 'no reason given'))}")
     if info.get("error") is not None:
@@ -221,7 +230,7 @@ def escaped(value: Any) -> str:
 
 def number_text(value: Any) -> str:
     """A float to three decimals (as the report's tables), anything else escaped as it is."""
-    return f"{value:.3f}" if isinstance(value, float) else escaped(value)
+    return f"{value + 0.0:.3f}" if isinstance(value, float) else escaped(value)  # + 0.0: no "-0.000"
 
 
 def sort_number(value: Any) -> float:

@@ -24,7 +24,7 @@ from envgym.agents.report_transcripts import page_name
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transcripts", nargs=2, metavar=("RUN", "ENV"), required=True,
-                        help="The run and env whose transcript page is shot (its first sample opened).")
+                        help="The run and env whose transcript page is shot.")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("RUN_A", "RUN_B"), required=True,
                         help="The two runs of the comparison page (flipped tasks only, the first opened).")
     parser.add_argument("--out", type=Path, default=Path("docs/img"))
@@ -40,7 +40,11 @@ def main() -> None:
         browser = playwright.chromium.launch(executable_path=chromium)
         tab = browser.new_page(viewport={"width": 1280, "height": 1000})
         tab.goto((run / page_name(env_id)).as_uri())
-        tab.locator(".sample summary").first.click()  # one transcript open: its turns are what the page is for
+        # one transcript open, the first of several turns where there is one, its task picked with the task filter
+        samples = tab.locator(".sample:has(.turn ~ .turn)")
+        sample = samples.first if samples.count() else tab.locator(".sample").first
+        tab.fill("#task", sample.get_attribute("data-task-id") or "")
+        sample.locator("summary").first.click()
         tab.screenshot(path=args.out / "report-transcripts.png")
         tab.goto(comparison.as_uri())
         tab.check("#flipped-only")  # the tasks that changed are what a before/after is read for

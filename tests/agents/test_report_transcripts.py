@@ -52,6 +52,10 @@ def test_tool_calls_and_tool_results_are_shown(page):
 
 def test_each_turn_shows_its_reward_components_and_generation_end(page):
     assert "reward 1.000 · components: correct 1.000 · generation: stop · terminated" in page
+
+
+def test_a_turn_that_called_tools_says_how_many(page):
+    assert "generation: stop · tool calls: 1</div>" in page
     assert "invalid action: wrong value" in page
 
 
@@ -84,3 +88,14 @@ def test_the_page_names_its_env_and_model_escaped():
 
 def test_page_names_are_file_names():
     assert page_name("rg/ab-v0") == "transcripts-rg-ab-v0.html"
+
+
+def test_earlier_prompt_messages_are_folded_and_the_task_is_shown():
+    from envgym.agents.report_transcripts import episode_html
+
+    prompt = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "2+2?"},
+              {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"}]
+    shown = episode_html({"prompt": prompt, "turns": []})
+    folded, _, rest = shown.partition("</details>")
+    assert "3 earlier prompt message(s): system, user, assistant" in folded and "be brief" in folded
+    assert "3+3?" in rest and "3+3?" not in folded
