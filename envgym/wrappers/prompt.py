@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from envgym.core import Env, Message, Wrapper
+from envgym.multiagent import is_multi_agent
 
 ROLES = ("user", "assistant")
 
@@ -22,7 +23,8 @@ class PromptPrefix(Wrapper):
     ``few_shot`` is a list of chat messages, alternating user/assistant and ending with an assistant turn,
     so the env's own first user message follows a complete example. When the env starts with a system
     message of its own (tool descriptions, rules), ``system_prompt`` goes first in that same message, since
-    chat templates take one system message. Only the reset observation changes; steps pass through.
+    chat templates take one system message. Only the reset observation changes; steps pass through, except in a
+    multi-agent env, where the first messages each later seat receives are its prompt and get the prefix too.
     """
 
     def __init__(self, env: Env, system_prompt: str | None = None, few_shot: Sequence[Message] | None = None):
@@ -31,9 +33,22 @@ class PromptPrefix(Wrapper):
         super().__init__(env)
         self.system_prompt = system_prompt
         self.few_shot = _check_few_shot(few_shot or [])
+        self._seats_prefixed: set[str] | None = None  # multi-agent envs: the seats whose prompt has the prefix
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         messages, info = self.env.reset(seed=seed, options=options)
+        self._seats_prefixed = {info["agent"]} if is_multi_agent(info) else None
+        return self._prefixed(messages), info
+
+    def step(self, action: Any):
+        messages, reward, terminated, truncated, info = self.env.step(action)
+        seat = info.get("agent")
+        if self._seats_prefixed is not None and not (terminated or truncated) and seat not in self._seats_prefixed:
+            self._seats_prefixed.add(seat)
+            messages = self._prefixed(messages)
+        return messages, reward, terminated, truncated, info
+
+    def _prefixed(self, messages: list[Message]) -> list[Message]:
         head: list[Message] = []
         rest = list(messages)
         if rest and rest[0].get("role") == "system":
@@ -42,7 +57,7 @@ class PromptPrefix(Wrapper):
                 head[0]["content"] = f"{self.system_prompt}\n\n{head[0].get('content') or ''}".rstrip()
         elif self.system_prompt is not None:
             head.append({"role": "system", "content": self.system_prompt})
-        return head + [dict(m) for m in self.few_shot] + rest, info
+        return head + [dict(m) for m in self.few_shot] + rest
 
 
 def _check_few_shot(few_shot: Sequence[Message]) -> list[Message]:

@@ -65,3 +65,13 @@ def test_an_env_that_takes_system_prompt_itself_keeps_its_own_meaning():
     assert not isinstance(env, PromptPrefix)
     messages, _ = env.reset(options={"task_index": 0})
     assert [m for m in messages if m["role"] == "system"] == [{"role": "system", "content": "Answer in one line."}]
+
+
+def test_in_a_multi_agent_env_every_seats_first_messages_get_the_prefix_once():
+    env = envgym.make("games/TicTacToe-v0", opponent="self", max_opening_plies=0, system_prompt="Play well.",
+                      few_shot=[{"role": "user", "content": "Example board"}, {"role": "assistant", "content": "<move>5</move>"}])
+    first, _ = env.reset(seed=0)
+    second = env.step("<move>5</move>")[0]  # O's first messages: its prompt
+    third = env.step("<move>1</move>")[0]  # X again: no second prefix
+    assert [m["role"] for m in first] == [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    assert "You play O" in second[-1]["content"] and [m["role"] for m in third] == ["user"]
