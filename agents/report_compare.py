@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from envgym.agents.report_transcripts import (data_attributes, escaped, number_text, outcome, page, sample_row,
-                                               sort_number, task_filter)
+from envgym.agents.report_transcripts import (count_and_toggles, data_attributes, escaped, number_text, outcome,
+                                               page, sample_row, sort_number, task_filter)
 
 FLIPS = {(False, True): "up", (True, False): "down"}
 
@@ -39,11 +39,13 @@ def comparison_page(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     options = "".join(f"<option>{escaped(e)}</option>" for e in env_ids)
     controls = (f"<label>env <select id='env'><option value='all'>all</option>{options}</select></label>"
                 + task_filter() + "<label><input id='flipped-only' type='checkbox'> flipped tasks only</label>"
-                "<span id='shown'></span> <button type='button' onclick='openAll(true)'>open all</button>"
-                "<button type='button' onclick='openAll(false)'>close all</button>")
+                + count_and_toggles())
+    alone = [e for e in [*results_a["envs"], *results_b["envs"]] if e not in env_ids]
+    note = f"<p>Left out, in one run only: {escaped(', '.join(dict.fromkeys(alone)))}.</p>" if alone else ""
     body = (f"<p>A: <b>{escaped(names[0])}</b> · B: <b>{escaped(names[1])}</b>. A task passes when at least half of "
             "its samples are correct; it flips when it passes in one run only.</p>"
-            f"{_rewards_table(env_ids, results_a, results_b, by_task)}<div class='filters'>{controls}</div>{sections}")
+            f"{note}{_rewards_table(env_ids, results_a, results_b, by_task)}<div class='filters'>{controls}</div>"
+            f"{sections}")
     return page(f"{names[0]} vs {names[1]}", body, nav)
 
 

@@ -36,7 +36,8 @@ td:first-child,th:first-child{text-align:left}
 .role-assistant{background:#eef4ff}.role-tool{background:#fff7e6}.role-system{background:#f3f3f3}
 pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;font-size:.9em}
 .tool-call{font-family:monospace;font-size:.9em;background:#fde9c9;padding:.1em .4em;margin:.2em 0}
-.earlier{margin-left:1em;font-size:.9em;color:#555}.turn{border-top:1px dashed #ccc;margin-top:.4em}.turn-meta,.ended{font-size:.85em;color:#444;margin:.3em 1em}
+.earlier{margin-left:1em;font-size:.9em;color:#555}
+.turn{border-top:1px dashed #ccc;margin-top:.4em}.turn-meta,.ended{font-size:.85em;color:#444;margin:.3em 1em}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1em}.side>div{min-width:0}
 """
 
@@ -98,7 +99,7 @@ def transcript_page(env_id: str, records: list[dict[str, Any]], model: str,
     """The transcript page of one env: filters, then every sample (by task, then sample) with all its turns."""
     ordered = sorted(records, key=lambda r: (sort_number(r.get("task_index")), sort_number(r.get("sample"))))
     rows = "".join(sample_row(record, env_id=env_id) for record in ordered)
-    controls = reward_filters() + task_filter() + _count_and_toggles()
+    controls = reward_filters() + task_filter() + count_and_toggles()
     return page(f"{env_id}: transcripts of {model}", f"<div class='filters'>{controls}</div>{rows}", nav)
 
 
@@ -111,10 +112,12 @@ def reward_filters() -> str:
 
 
 def task_filter() -> str:
+    """Control: a task by index, or by part of its id."""
     return "<label>task <input id='task' type='search' placeholder='index or id'></label>"
 
 
-def _count_and_toggles() -> str:
+def count_and_toggles() -> str:
+    """How many rows the filters leave, and buttons that open or close every row."""
     return ("<span id='shown'></span> <button type='button' onclick='openAll(true)'>open all</button>"
             "<button type='button' onclick='openAll(false)'>close all</button>")
 
@@ -129,7 +132,7 @@ def sample_row(record: dict[str, Any], *, env_id: str, filterable: bool = True) 
                f"reward {number_text(record.get('reward'))}<span class='badge {verdict}'>{verdict}</span> · "
                f"{escaped(record.get('turns'))} turn(s) · ended: {html.escape(finish_reason(episode))}")
     attributes = data_attributes(reward=record.get("reward"), outcome=verdict, task=record.get("task_index"),
-                       task_id=record.get("task_id"), env=env_id)
+                                 task_id=record.get("task_id"), env=env_id)
     classes = f"{'row ' if filterable else ''}card sample {verdict}"
     return (f"<section class='{classes}'{attributes}><details><summary>{summary}</summary>"
             f"{episode_html(episode, record)}</details></section>")
@@ -184,7 +187,8 @@ def turn_meta(turn: dict[str, Any]) -> str:
              f"generation: {escaped(info.get('finish_reason', '?'))}"]
     calls = info.get("tool_calls")
     count = len(calls) if isinstance(calls, list) else calls
-    if isinstance(count, int) and count > 0:  # tag-style tools are plain text in the message: say they ran
+    # tag-style tools are plain text in the message: say that they ran
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0:
         facts.append(f"tool calls: {count}")
     if info.get("action_valid") is False:
         facts.append(f"invalid action: {escaped(info.get('action_error', 'no reason given'))}")

@@ -110,3 +110,12 @@ def test_two_runs_of_one_model_are_told_apart_by_their_folders(tmp_path):
     after = write_run(tmp_path / "prompt-b", "smollm2", {0: [False]})
     text = write_comparison(before, after, tmp_path).read_text()
     assert "<h4>A: smollm2 (prompt-a)</h4>" in text and "<h4>B: smollm2 (prompt-b)</h4>" in text
+
+
+def test_envs_in_one_run_only_are_named_as_left_out():
+    from envgym.agents.report_compare import comparison_page
+
+    a = {"model": "A", "envs": {"x/One-v0": {}, "x/Two-v0": {}}}
+    b = {"model": "B", "envs": {"x/Two-v0": {}, "x/Three-v0": {}}}
+    text = comparison_page([(a, []), (b, [])])
+    assert "Left out, in one run only: x/One-v0, x/Three-v0." in text and "<h2>x/Two-v0</h2>" in text
