@@ -164,7 +164,9 @@ class GRPOTrainer:
         """The rollouts of ``step`` (0-based), sampled by engine weights that have seen ``version`` updates."""
         started = time.perf_counter()
         groups, rollouts, dropped, rounds = self._collect_groups(step)
-        return _Batch(step, groups, rollouts, dropped, rounds, version, time.perf_counter() - started)
+        # The curricula's state now, in this thread: asynchronous rollouts of the next batch update it meanwhile.
+        return _Batch(step, groups, rollouts, dropped, rounds, version, time.perf_counter() - started,
+                      curriculum=self.mixture.metrics())
 
     def _train_on(self, batch: _Batch, started: float) -> dict[str, Any]:
         lr = self.optimizer.param_groups[0]["lr"]
@@ -178,6 +180,7 @@ class GRPOTrainer:
         metrics.update(_failure_metrics(batch.rollouts))
         metrics.update(learning_signal(batch.rollouts, self.config))  # zero_advantage_groups, warning
         metrics.update(self._source_metrics(batch.groups, batch.rollouts))
+        metrics.update(batch.curriculum)
         metrics.update(step_reward_metrics(batch.rollouts))
         metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
                         "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
@@ -185,10 +188,10 @@ class GRPOTrainer:
 
     def _source_metrics(self, groups: list[list[Trajectory]], rollouts: list[list[Trajectory]]) -> dict[str, Any]:
         """Group-reward metrics and, for a mixture, each env's reward metrics (``env/<name>/reward_mean``,
-        ``.../groups`` ...) and every curriculum's state (``curriculum/<name>/level`` ...)."""
+        ``.../groups`` ...)."""
         members = self.mixture.members
         if len(members) == 1:
-            return {**group_reward_metrics(rollouts, self.reward_specs[0]), **self.mixture.metrics()}
+            return group_reward_metrics(rollouts, self.reward_specs[0])
         out: dict[str, Any] = {}
         for member, spec in zip(members, self.reward_specs):
             mine = [group for group in rollouts if group[0].episode.env_id == member.name]
@@ -196,7 +199,7 @@ class GRPOTrainer:
             per_env = {"groups": len(kept), "groups_drawn": len(mine), **_reward_metrics(kept, mine),
                        **group_reward_metrics(mine, spec)}
             out.update({f"env/{member.name}/{key}": value for key, value in per_env.items()})
-        return {**out, **self.mixture.metrics()}
+        return out
 
     def _finish(self, metrics: dict[str, Any], started: float) -> dict[str, Any]:
         metrics["time_step_s"] = time.perf_counter() - started
@@ -552,6 +555,8 @@ class _Batch:
     rounds: int
     version: int
     seconds: float
+    curriculum: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The curricula's metrics (``curriculum/<name>/level`` ...) once these rollouts were told to them."""
 
 
 def _twin(model: Any) -> Any:

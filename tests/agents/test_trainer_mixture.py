@@ -166,3 +166,16 @@ def test_the_curriculum_moves_up_as_the_pass_rate_rises(tmp_path):
 def test_the_curriculum_stays_when_the_pass_rate_does_not_rise(tmp_path):
     levels, _ = curriculum_run(tmp_path, raise_skill=False)
     assert levels == [1] * 12
+
+
+def test_asynchronous_rollouts_report_the_curriculum_of_their_own_batch(tmp_path):
+    SKILL["level"] = 3
+    mixture = EnvMixture([MixtureMember(ScriptedLevels, name="levels",
+                                        curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))])
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=2, num_tasks_per_step=4, max_completion_length=1, max_steps=3, seed=0,
+                        async_rollouts=True)
+    history = GRPOTrainer(model, tokenizer, mixture, config, device="cpu").train()
+    # Every batch passes and unlocks the next level; the next batch is already sampled when a step is logged,
+    # but each step reports the state its own rollouts left.
+    assert [m["curriculum/levels/level"] for m in history] == [1, 2, 2]
