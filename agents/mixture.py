@@ -23,7 +23,7 @@ import envgym
 from envgym.agents.curriculum import LevelCurriculum
 
 MEMBER_KEYS = ("env", "weight", "env_kwargs", "max_turns", "reward", "curriculum", "name")
-Source = tuple[int, "int | None"]
+Source = tuple[int, int | None]
 """``(member index, curriculum level or None)``: which env (with which arguments) a group plays."""
 
 
@@ -175,6 +175,8 @@ def read_member(entry: Any, where: str, curriculum: Any = None) -> MixtureMember
             kwargs["reward"] = RewardSpec.coerce(kwargs["reward"], where=f"{where}: reward")
         except ValueError as error:
             raise BadInput(str(error)) from None
+    if not isinstance(entry.get("name", ""), str):
+        raise BadInput(f"{where}: name must be a string (what its metrics are called), got {entry['name']!r}")
     curriculum = entry.get("curriculum", curriculum)
     try:
         curriculum = LevelCurriculum.from_dict(curriculum, f"{where}: curriculum") if curriculum is not None else None

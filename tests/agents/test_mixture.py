@@ -78,6 +78,7 @@ def test_read_mixture_builds_members_with_their_arguments_turn_limits_and_reward
     ([{"weight": 1}], "needs env:"),
     ([{"env": "math/Arithmetic-v0", "curriculum": {"levels": {"difficulty": [1]}}}], "at least two levels"),
     ([{"env": "math/Arithmetic-v0", "curriculum": {"levels": {"dificulty": [1, 2]}}}], "takes no argument"),
+    ([{"env": "math/Arithmetic-v0", "name": 3}], "name must be a string"),
     ([], "non-empty list"),
     ("math/Arithmetic-v0", "non-empty list"),
 ])
