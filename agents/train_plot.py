@@ -31,8 +31,9 @@ def plot_rewards(history: list[dict[str, Any]], path: str | Path, title: str = "
     if any(UNSHAPED in m and m[UNSHAPED] != m["reward_mean"] for m in records):
         axis.plot(steps, [m.get(UNSHAPED, float("nan")) for m in records], label="correct (unshaped)")
     per_env = sorted({key for m in records for key in m if key.startswith("env/") and key.endswith("/reward_mean")})
-    for key in per_env:  # a mixture: one curve per env (nan where a step drew none of its groups)
-        axis.plot(steps, [m.get(key, float("nan")) for m in records], linewidth=1, marker=".",
+    for key in per_env:  # a mixture: one curve per env, through the steps that drew its groups
+        drawn = [m for m in records if key in m]
+        axis.plot([m["step"] for m in drawn], [m[key] for m in drawn], linewidth=1, marker=".",
                   label=key[len("env/"):-len("/reward_mean")])
     if any("tool_calls_mean" in m for m in records):
         calls = axis.twinx()

@@ -536,7 +536,9 @@ class GRPOTrainer:
             return None
         from envgym.agents.train_plot import plot_rewards
 
-        return plot_rewards(self.history, self.out_dir / "reward_curve.png", title=f"GRPO on {self.env_name}")
+        members = self.mixture.members
+        title = f"GRPO on {self.env_name}" if len(members) == 1 else f"GRPO on a mixture of {len(members)} envs"
+        return plot_rewards(self.history, self.out_dir / "reward_curve.png", title=title)
 
 
 # --- helpers ------------------------------------------------------------------------------------------
