@@ -66,7 +66,7 @@ def envgym_task(env_id: str, n: int = 20, start: int = 0, max_turns: int | None 
     if max_turns is not None:
         env_kwargs["max_turns"] = int(max_turns)
     return Task(dataset=envgym_dataset(env_id, range(start, start + n), **env_kwargs),
-                solver=envgym_play(env_id, **env_kwargs), scorer=envgym_reward(), name=env_id,
+                solver=envgym_play(env_id, **env_kwargs), scorer=envgym_reward(), name=f"{NAMESPACE}/{env_id}",
                 metadata={"env_id": env_id, "env_kwargs": to_jsonable(env_kwargs)})
 
 

@@ -50,7 +50,7 @@ def run(task, tmp_path, **options):
 
 def test_a_served_local_model_plays_an_env_to_completion_and_the_log_reads_back(served, tmp_path):
     log = run(envgym_task("math/Arithmetic-v0", n=2), tmp_path, max_tokens=16, **served)
-    assert log.status == "success" and len(log.samples) == 2
+    assert log.status == "success" and log.eval.task == "envgym/math/Arithmetic-v0" and len(log.samples) == 2
     again = read_eval_log(log.location)
     for sample in again.samples:
         score = sample.scores["envgym_reward"]
