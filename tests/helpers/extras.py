@@ -15,6 +15,7 @@ EXTRA_OF = {
     **dict.fromkeys(["trackio", "wandb", "tensorboard"], "tracking"),
     "vllm": "vllm",
     "playwright": "browser",
+    "inspect_ai": "inspect",
 }
 
 
