@@ -196,7 +196,7 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
         except ImportError as error:  # its message names the extra to install, envgym[vllm]
             raise BadInput(str(error)) from None
     trainer = GRPOTrainer(loaded, tokenizer, plan.trainer_env, plan.config, out_dir=out, device=device,
-                          env_kwargs=plan.env_kwargs, policy=policy)
+                          env_kwargs=plan.env_kwargs if plan.mixture is None else None, policy=policy)
     if plan.resume is not None:
         trainer.load_checkpoint(plan.resume)
     with StepProgress(console, "GRPO", plan.config.max_steps, trainer.step) as progress:

@@ -178,7 +178,7 @@ class GRPOTrainer:
         self.last_rollouts = batch.rollouts
         metrics.update(_reward_metrics(batch.groups, batch.rollouts))
         metrics.update(_failure_metrics(batch.rollouts))
-        metrics.update(learning_signal(batch.rollouts, self.config))  # zero_advantage_groups, warning
+        metrics.update(learning_signal(seat_groups(batch.rollouts), self.config))  # zero_advantage_groups, warning
         metrics.update(self._source_metrics(batch.groups, batch.rollouts))
         metrics.update(batch.curriculum)
         metrics.update(step_reward_metrics(batch.rollouts))
@@ -232,8 +232,9 @@ class GRPOTrainer:
                 healthy = [t for t in group if not t.failed]  # a failure is no reward: never trained on
                 if not healthy or (len(healthy) < len(group) and config.drop_failed_groups):
                     continue  # counted as groups_failed; refilled like a dropped group under dynamic sampling
-                if config.dynamic_sampling and not group_has_contrast(
-                        [t.turn_rewards for t in healthy], config, [t.turn_reward_components for t in healthy]):
+                if config.dynamic_sampling and not any(group_has_contrast(  # per seat, as the advantages see it
+                        [t.turn_rewards for t in seat], config, [t.turn_reward_components for t in seat])
+                        for seat in seat_groups([healthy])):
                     dropped += 1
                 else:
                     groups.append(healthy)

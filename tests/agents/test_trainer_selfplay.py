@@ -37,6 +37,23 @@ class Relay(MultiAgentEnv):
                         {agent: {"score": score}, other: {"score": -score}}, None if self.turn == 4 else other)
 
 
+class SeatAAlwaysWins(MultiAgentEnv):
+    """Each seat answers once; ``a`` always wins (+1) and ``b`` always loses (-1), whatever they say."""
+
+    agents = ("a", "b")
+
+    def __init__(self):
+        self.tasks = ListTaskSource([Task("fixed", [{"role": "user", "content": "You are a. Say something."}])])
+
+    def _reset_seats(self, task, options):
+        return "a", task.prompt(), {}
+
+    def _play(self, agent, action):
+        if agent == "a":
+            return SeatTurn({"b": [{"role": "user", "content": "You are b. Say something."}]}, {}, "b")
+        return SeatTurn({}, {"a": {"outcome": 1.0}, "b": {"outcome": -1.0}}, None)
+
+
 def tiny():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -77,3 +94,12 @@ def test_tictactoe_self_play_trains_from_the_registry():
     env = lambda: envgym.make("games/TicTacToe-v0", opponent="self")  # noqa: E731
     (metrics,) = GRPOTrainer(model, tokenizer, env, config, device="cpu").train()
     assert math.isfinite(metrics["loss"]) and metrics["episodes_failed"] == 0
+
+
+def test_dynamic_sampling_and_the_signal_check_read_each_seat_on_its_own():
+    """Across seats the rewards differ (+1, -1), but within each seat they never do: no advantage, no gradient."""
+    model, tokenizer = tiny()
+    config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=2, max_steps=1,
+                        dynamic_sampling=True, dynamic_sampling_max_rounds=0)
+    (metrics,) = GRPOTrainer(model, tokenizer, SeatAAlwaysWins, config, device="cpu").train()
+    assert metrics["groups_dropped"] == 1 and metrics["zero_advantage_groups"] == 2 and "warning" in metrics
