@@ -69,7 +69,11 @@ class GRPOTrainer:
         self.reference = None
         if config.beta > 0 and config.lora_r == 0:  # with LoRA the reference is the model with adapters off
             self.reference = copy.deepcopy(self.model).eval().requires_grad_(False)
-        self.mixture = env if isinstance(env, EnvMixture) else EnvMixture([MixtureMember(env, env_kwargs=dict(env_kwargs or {}))])
+        if isinstance(env, EnvMixture) and env_kwargs:
+            raise ValueError("env_kwargs are one env's arguments; a mixture's members carry their own "
+                             "(MixtureMember.env_kwargs)")
+        single = not isinstance(env, EnvMixture)
+        self.mixture = EnvMixture([MixtureMember(env, env_kwargs=dict(env_kwargs or {}))]) if single else env
         self.env_name = self.mixture.label
         # Each member's group rewards run after the rollouts of its groups.
         self.reward_specs = [reward_spec_of(member.env_kwargs) for member in self.mixture.members]

@@ -75,3 +75,30 @@ def test_train_on_a_mixture_of_two_envs_writes_per_env_metrics_and_summary(tmp_p
                for m in lines)
     assert "math/Arithmetic-v0: trained on" in result.output and "strings/Compose-v0: trained on" in result.output
     assert "--env math/Arithmetic-v0,strings/Compose-v0" in result.output  # the eval command covers both
+
+
+@pytest.mark.slow
+def test_the_guru_mix_recipe_starts_on_smollm2_with_three_envs_metrics(tmp_path):
+    """docs/training.md ("Recipe: SmolLM2-135M on a three-domain mixture, CPU"): two steps of the installed recipe."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--config", "guru-mix-cpu", "--steps", "2", "--out", str(out),
+                                      "--device", "cpu", "--engine", "transformers"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    names = ("math/Arithmetic-v0", "strings/Compose-v0", "science/MultipleChoice-v0")
+    assert all(sum(m[f"env/{name}/groups_drawn"] for name in names) == 3 for m in lines)
+    assert "curriculum/math/Arithmetic-v0/level" in lines[0]
+
+
+def test_train_one_env_with_a_curriculum_logs_its_level(tmp_path):
+    config = tmp_path / "curriculum.yaml"
+    config.write_text("env: math/Arithmetic-v0\nenv_kwargs: {max_turns: 1}\nnum_tasks_per_step: 2\n"
+                      "max_completion_length: 4\ncurriculum: {levels: {difficulty: [1, 2]}, window: 4}\n")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--config", str(config), "--model", tiny_model_path(), "--steps", "1",
+                                      "--group-size", "2", "--out", str(out), "--device", "cpu",
+                                      "--engine", "transformers"])
+    assert result.exit_code == 0, result.output
+    (metrics,) = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert metrics["curriculum/math/Arithmetic-v0/level"] == 0 and metrics["curriculum/math/Arithmetic-v0/difficulty"] == 1
+    assert "curriculum level 1/2" in result.output

@@ -179,3 +179,9 @@ def test_asynchronous_rollouts_report_the_curriculum_of_their_own_batch(tmp_path
     # Every batch passes and unlocks the next level; the next batch is already sampled when a step is logged,
     # but each step reports the state its own rollouts left.
     assert [m["curriculum/levels/level"] for m in history] == [1, 2, 2]
+
+
+def test_env_kwargs_beside_a_mixture_are_refused():
+    model, tokenizer = tiny()
+    with pytest.raises(ValueError, match="members carry their own"):
+        GRPOTrainer(model, tokenizer, two_envs(), GRPOConfig(**CONFIG), device="cpu", env_kwargs={"difficulty": 2})
