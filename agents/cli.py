@@ -47,6 +47,10 @@ def eval_command(
     out: Path = typer.Option(Path("runs/eval"), "--out", help="Output folder."),
     resume: bool = typer.Option(True, help="Reuse finished tasks found in OUT/samples.jsonl (only when made with "
                                 "the same model, settings and seed); --no-resume discards them."),
+    keep_tokens: bool = typer.Option(False, "--keep-tokens", help="Also keep each sample's token ids and loss mask "
+                                     "in OUT/samples.jsonl, for `envgym export --tokens` (a local model or "
+                                     "--endpoint completions). Off by default: it makes samples.jsonl several times "
+                                     "larger."),
     device: str = typer.Option(None, help="torch device for the transformers backend."),
     env_kwargs: str = typer.Option(None, "--env-kwargs", help='JSON object of env arguments for every env, e.g. '
                                    '\'{"difficulty": 1}\' (merged into each suite entry\'s kwargs).'),
@@ -65,7 +69,7 @@ def eval_command(
                   backend=backend, dtype=dtype, enforce_eager=enforce_eager, max_model_len=max_model_len, n=n,
                   n_tasks=n_tasks, k=k, max_new_tokens=max_new_tokens, temperature=temperature, max_turns=max_turns,
                   reward=reward, batch_size=batch_size, seed=seed, out=out, resume=resume, device=device,
-                  env_kwargs=env_kwargs, report_to=report_to)
+                  env_kwargs=env_kwargs, report_to=report_to, keep_tokens=keep_tokens)
 
 
 def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url: str | None, endpoint: str,
@@ -73,7 +77,7 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
               max_model_len: int | None, n: int | None, n_tasks: int | None, k: str | None,
               max_new_tokens: int | None, temperature: float | None, max_turns: int | None, reward: Path | None,
               batch_size: int, seed: int, out: Path, resume: bool, device: str | None, env_kwargs: str | None,
-              report_to: str | None = None) -> None:
+              report_to: str | None = None, keep_tokens: bool = False) -> None:
     """``envgym eval`` itself: every input checked (one line each) before the model loads."""
     from rich.console import Console
 
@@ -99,6 +103,8 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
     model = model or settings.get("model") or "HuggingFaceTB/SmolLM2-135M-Instruct"
     if base_url is None:  # a served model's name is the server's business
         check_model_name(model)
+    elif keep_tokens and endpoint == "chat":
+        raise BadInput("--keep-tokens needs token ids, which --endpoint chat never returns: use --endpoint completions")
     console.print(f"[bold]envgym eval[/bold]: {model} on {len(configs)} env(s) -> {out}", soft_wrap=True)
     from envgym.agents.eval_resume import ResumeMismatch
 
@@ -109,7 +115,7 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
         raise BadInput(str(error)) from None
     try:
         results = evaluate_with_progress(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume,
-                                         model=model, console=console)
+                                         model=model, console=console, keep_tokens=keep_tokens)
     except ResumeMismatch as error:
         raise BadInput(str(error)) from None
 
@@ -254,7 +260,7 @@ def _configs(env: str | None, suite: str | None, overrides: dict[str, Any]) -> t
 
 
 def evaluate_with_progress(policy: Any, configs: list[Any], out: Path, *, batch_size: int, seed: int, resume: bool,
-                           model: str, console: Any) -> dict[str, Any]:
+                           model: str, console: Any, keep_tokens: bool = False) -> dict[str, Any]:
     """:func:`~envgym.agents.evaluate.evaluate` with a progress bar per env (``envgym eval`` and ``envgym demo``);
     without a terminal, one plain line per env when it is done."""
     from envgym.agents.evaluate import evaluate
@@ -269,7 +275,7 @@ def evaluate_with_progress(policy: Any, configs: list[Any], out: Path, *, batch_
                 shown[env_id].update(done, "")
 
         return evaluate(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume, model_name=model,
-                        on_progress=on_line)
+                        on_progress=on_line, keep_tokens=keep_tokens)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -282,7 +288,7 @@ def evaluate_with_progress(policy: Any, configs: list[Any], out: Path, *, batch_
             progress.update(bars[env_id], completed=done)
 
         return evaluate(policy, configs, out, batch_size=batch_size, seed=seed, resume=resume, model_name=model,
-                        on_progress=on_progress)
+                        on_progress=on_progress, keep_tokens=keep_tokens)
 
 
 def print_table(console: Any, header: list[str], rows: list[list[str]]) -> None:

@@ -13,6 +13,10 @@ a positive total reward as correct. The answer that votes in maj@k is the last `
 A sample whose env, verifier, sandbox or model request failed (``Episode.error``) is not a score of 0: it is
 counted in ``n_failed`` and left out of pass@k, maj@k and the means.
 
+With ``keep_tokens`` each sample also keeps its token ids, loss mask and turn ends (and the tokenizer's name) in
+the episode's metadata, the keys ``envgym export --tokens`` reads; off by default because they multiply the size of
+``samples.jsonl``.
+
 Suite file (YAML)::
 
     defaults: {n: 4, n_tasks: 8, k: [1, 2, 4], max_new_tokens: 128, temperature: 0.7}
@@ -38,6 +42,8 @@ from envgym.agents.eval_resume import check_resumable, sample_setup
 from envgym.agents.metrics import mean, score_breakdown, task_metrics
 from envgym.agents.policy import Policy, SamplingParams, request_seed
 from envgym.agents.rollout import rollout
+from envgym.agents.trajectory import Trajectory
+from envgym.export import TOKEN_KEYS
 
 SAMPLES_FILE = "samples.jsonl"
 RESULTS_FILE = "results.json"
@@ -127,8 +133,10 @@ def build_env_eval(values: dict[str, Any], where: str = "eval") -> EnvEval:
     return EnvEval(**values)
 
 
-def sample_record(episode: envgym.Episode) -> dict[str, Any]:
-    """The per-sample line of ``samples.jsonl``: the numbers metrics need, then the whole episode."""
+def sample_record(episode: envgym.Episode, trajectory: Trajectory | None = None,
+                  tokenizer: str | None = None) -> dict[str, Any]:
+    """The per-sample line of ``samples.jsonl``: the numbers metrics need, then the whole episode; given the
+    episode's ``trajectory``, its metadata also keeps the token ids (:func:`token_metadata`)."""
     flags = [t.info["correct"] for t in episode.turns if "correct" in t.info]
     correct = bool(flags[-1]) if flags else episode.total_reward > 0
     answers = [t.info["answer"] for t in episode.turns if t.info.get("answer") is not None]
@@ -136,7 +144,7 @@ def sample_record(episode: envgym.Episode) -> dict[str, Any]:
     for turn in episode.turns:
         calls = turn.info.get("tool_calls", 0)
         tool_calls += len(calls) if isinstance(calls, list) else int(calls or 0)
-    return {
+    record = {
         "env_id": episode.env_id, "task_index": episode.metadata.get("task_index"), "task_id": episode.task_id,
         "sample": episode.metadata.get("sample_index"), "reward": episode.total_reward, "correct": correct,
         "answer": answers[-1] if answers else None, "turns": episode.num_turns, "tool_calls": tool_calls,
@@ -144,6 +152,20 @@ def sample_record(episode: envgym.Episode) -> dict[str, Any]:
         "truncated": episode.truncated or "truncated_by" in episode.metadata,
         "error": episode.error, "episode": episode.to_dict(),
     }
+    if trajectory is not None:
+        record["episode"]["metadata"].update(token_metadata(trajectory, tokenizer))
+    return record
+
+
+def token_metadata(trajectory: Trajectory, tokenizer: str | None) -> dict[str, Any]:
+    """What ``envgym export --tokens`` reads: the ids as the policy saw and sampled them (never re-tokenized),
+    the loss mask, where each turn ends, and which tokenizer the ids belong to."""
+    return {**{key: getattr(trajectory, key) for key in (*TOKEN_KEYS, "turn_ends")}, "tokenizer": tokenizer}
+
+
+def tokenizer_name(tokenizer: Any, fallback: str | None) -> str | None:
+    """The name or path a tokenizer was loaded from (``fallback``, e.g. the model's name, when it does not say)."""
+    return getattr(tokenizer, "name_or_path", None) or fallback
 
 
 def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float,
@@ -179,18 +201,24 @@ def evaluate(
     resume: bool = True,
     model_name: str | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    keep_tokens: bool = False,
 ) -> dict[str, Any]:
     """Evaluate ``policy`` on every env of ``configs``; writes and returns ``results.json``'s content.
 
     on_progress: called with (env id, samples done, samples in all) as episodes finish.
+    keep_tokens: keep each sample's token ids in ``samples.jsonl`` (a token-level policy only; see the module
+        docstring). Resumed tasks whose samples lack them are played again.
     Raises :class:`~envgym.agents.eval_resume.ResumeMismatch` when resuming into samples of another setup."""
+    if keep_tokens and getattr(policy, "tokenizer", None) is None:
+        raise ValueError(f"keep_tokens needs a token-level policy; {policy.name} exchanges messages, not token ids")
+    tokenizer = tokenizer_name(getattr(policy, "tokenizer", None), model_name or policy.name) if keep_tokens else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     samples_path = out / SAMPLES_FILE
     setups = {c.id: sample_setup(policy, c, model_name=model_name, seed=seed) for c in configs}
     if resume:
         check_resumable(samples_path, setups)
-    done = _load_done(samples_path, {c.id: c.n for c in configs}) if resume else {}
+    done = _load_done(samples_path, {c.id: c.n for c in configs}, keep_tokens) if resume else {}
     with samples_path.open("w", encoding="utf-8") as handle:  # keep only complete tasks from a previous run
         for records in done.values():
             for record in records:
@@ -216,7 +244,9 @@ def evaluate(
                                  max_episode_tokens=config.max_episode_tokens, template_tools=config.template_tools)
             finally:
                 envs.close()
-            new = [{**sample_record(e), "setup": setups[config.id]} for e in result.episodes]
+            trajectories = result.trajectories if keep_tokens else [None] * len(result.episodes)
+            new = [{**sample_record(e, t, tokenizer), "setup": setups[config.id]}
+                   for e, t in zip(result.episodes, trajectories)]
             with samples_path.open("a", encoding="utf-8") as handle:
                 for record in new:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -242,8 +272,9 @@ def _answer_equivalence(config: EnvEval) -> Callable[[Any, Any], bool]:
         env.close()
 
 
-def _load_done(path: Path, n_by_env: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
-    """Records of tasks whose every sample is on file (a torn last line from a crash is ignored)."""
+def _load_done(path: Path, n_by_env: dict[str, int], keep_tokens: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Records of tasks whose every sample is on file (a torn last line from a crash is ignored); with
+    ``keep_tokens``, a sample without its token ids does not count (its task is played again to get them)."""
     if not path.exists():
         return {}
     by_task: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -251,6 +282,8 @@ def _load_done(path: Path, n_by_env: dict[str, int]) -> dict[str, list[dict[str,
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
+            continue
+        if keep_tokens and "prompt_ids" not in (record.get("episode") or {}).get("metadata", {}):
             continue
         if record.get("env_id") in n_by_env:
             by_task.setdefault((record["env_id"], record["task_index"]), []).append(record)

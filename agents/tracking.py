@@ -200,14 +200,17 @@ def scalar_metrics(metrics: dict[str, Any]) -> dict[str, float]:
     return numbers
 
 
-def step_samples(groups: list[list[Any]], step: int, count: int) -> list[dict[str, Any]]:
+def step_samples(groups: list[list[Any]], step: int, count: int, *, keep_tokens: bool = False,
+                 tokenizer: str | None = None) -> list[dict[str, Any]]:
     """``count`` episodes of a training step's rollouts (groups of trajectories), drawn at random seeded by the
-    step, as ``samples.jsonl`` records in rollout order."""
+    step, as ``samples.jsonl`` records in rollout order; ``keep_tokens`` keeps their token ids (the tokenizer
+    named ``tokenizer``) for ``envgym export --tokens``."""
     from envgym.agents.evaluate import sample_record
 
-    episodes = [trajectory.episode for group in groups for trajectory in group]
-    chosen = sorted(random.Random(step).sample(range(len(episodes)), min(count, len(episodes))))
-    return [sample_record(episodes[index]) for index in chosen]
+    trajectories = [trajectory for group in groups for trajectory in group]
+    chosen = sorted(random.Random(step).sample(range(len(trajectories)), min(count, len(trajectories))))
+    return [sample_record(trajectories[index].episode, trajectories[index] if keep_tokens else None, tokenizer)
+            for index in chosen]
 
 
 def sample_row(record: dict[str, Any], step: int) -> dict[str, Any]:

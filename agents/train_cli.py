@@ -49,7 +49,7 @@ def train_command(
                                        "none for none)."),
     save_rollouts: int = typer.Option(0, "--save-rollouts", min=0,
                                       help="Write this many sampled episodes per step to OUT/rollouts.jsonl (the "
-                                           "samples.jsonl format of envgym eval)."),
+                                           "samples.jsonl format of envgym eval, with token ids for envgym export --tokens)."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
     debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
@@ -182,6 +182,7 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
     """Load the model, train, checkpoint; prints progress and, at the end, how to evaluate the result."""
     from rich.console import Console
 
+    from envgym.agents.evaluate import tokenizer_name
     from envgym.agents.trainer import GRPOTrainer
 
     console = Console()
@@ -205,7 +206,8 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
         def on_step(metrics: dict[str, Any]) -> None:
             show(metrics)
             if save_rollouts:
-                write_rollouts(out / ROLLOUTS_FILE, trainer.last_rollouts, metrics["step"], save_rollouts)
+                write_rollouts(out / ROLLOUTS_FILE, trainer.last_rollouts, metrics["step"], save_rollouts,
+                               tokenizer_name(tokenizer, plan.model))
 
         trainer.train(on_step=on_step)
     console.print(f"wrote {out / 'metrics.jsonl'}, {out / 'checkpoints'} and {out / 'reward_curve.png'}", soft_wrap=True)
@@ -229,14 +231,15 @@ def eval_command(checkpoint: Path, env: str, env_kwargs: dict[str, Any]) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
-def write_rollouts(path: Path, groups: list[list[Any]], step: int, count: int) -> None:
+def write_rollouts(path: Path, groups: list[list[Any]], step: int, count: int, tokenizer: str | None = None) -> None:
     """Append ``count`` episodes of this step's rollouts, drawn at random (seeded by the step: the same ones
-    the trackers get), to ``path`` as ``samples.jsonl`` records with the step."""
+    the trackers get), to ``path`` as ``samples.jsonl`` records with the step, each with its token ids (of
+    ``tokenizer``), so ``envgym export --tokens`` needs no re-tokenizing (they are few, unlike eval samples)."""
     from envgym.agents.tracking import step_samples
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
-        for record in step_samples(groups, step, count):
+        for record in step_samples(groups, step, count, keep_tokens=True, tokenizer=tokenizer):
             handle.write(json.dumps({"step": step, **record}, ensure_ascii=False) + "\n")
 
 

@@ -7,8 +7,10 @@ Reads what the runs already write (``samples.jsonl`` of ``envgym eval``, ``rollo
   ``tool_calls`` as ``{"id", "type": "function", "function": {"name", "arguments": "<json string>"}}``), with
   ``reward``, ``env_id``, ``task_id``, ``task_index`` and ``turn_rewards``: the ``messages`` column TRL's
   ``SFTTrainer`` reads.
-- ``--tokens``: ``input_ids`` with a ``loss_mask`` (1 on the policy's tokens) and per-turn rewards, for records
-  that carry the token ids (``prompt_ids``, ``completion_ids``, ``loss_mask`` in the episode's metadata).
+- ``--tokens``: ``input_ids`` with a ``loss_mask`` (1 on the policy's tokens), per-turn rewards and the
+  ``tokenizer`` the ids belong to, for records that carry the token ids (``prompt_ids``, ``completion_ids``,
+  ``loss_mask``, ``turn_ends`` and ``tokenizer`` in the episode's metadata): ``envgym train --save-rollouts`` always
+  keeps them, ``envgym eval --keep-tokens`` on request.
 
 Episodes that failed (``error`` set: the env, verifier or model request broke) are never exported: their reward
 says nothing about the policy. Light on purpose (no torch); pyarrow and datasets load only for their formats.
@@ -125,16 +127,19 @@ def chat_row(episode: Episode) -> dict[str, Any]:
 
 def token_row(episode: Episode, where: str = "episode") -> dict[str, Any]:
     """One row of token ids: ``input_ids`` (prompt then completion), ``loss_mask`` (0 on the prompt and on env
-    tokens), ``turn_ends`` (completion offsets where each turn ends, when kept) and per-turn rewards."""
+    tokens), ``turn_ends`` (completion offsets where each turn ends, when kept), per-turn rewards and the
+    ``tokenizer`` (name or path) the ids belong to."""
     missing = [key for key in TOKEN_KEYS if not isinstance(episode.metadata.get(key), list)]
     if missing:
         raise ValueError(f"{where}: the episode carries no token ids (metadata lacks {', '.join(missing)}); "
-                         "records that keep text only export with --chat")
+                         "run envgym eval with --keep-tokens (envgym train --save-rollouts keeps them), or export "
+                         "the text with --chat")
     prompt, completion, mask = (episode.metadata[key] for key in TOKEN_KEYS)
     if len(mask) != len(completion):
         raise ValueError(f"{where}: loss_mask has {len(mask)} entries for {len(completion)} completion tokens")
     return {"input_ids": prompt + completion, "loss_mask": [0] * len(prompt) + mask,
-            "prompt_length": len(prompt), "turn_ends": episode.metadata.get("turn_ends"), **_about(episode)}
+            "prompt_length": len(prompt), "turn_ends": episode.metadata.get("turn_ends"),
+            "tokenizer": episode.metadata.get("tokenizer"), **_about(episode)}
 
 
 def _about(episode: Episode) -> dict[str, Any]:
