@@ -8,6 +8,7 @@ AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 import envgym  # noqa: E402
 from envgym.agents.rollout import rollout  # noqa: E402
 from envgym.agents.seats import seat_groups, task_groups  # noqa: E402
+from envgym.envs.games.tictactoe_selfplay import TicTacToeSelfPlay  # noqa: E402
 from helpers.scripted_policy import ScriptedPolicy  # noqa: E402
 from helpers.tiny_models import tiny_model_path  # noqa: E402
 
@@ -77,3 +78,20 @@ def test_groups_hold_a_tasks_seats_together_and_split_by_seat_for_advantages(tok
     per_seat = seat_groups(per_task)
     assert [[t.episode.metadata["agent"] for t in group] for group in per_seat] == [["X", "X"], ["O", "O"]] * 2
     assert all(len({t.group_id for t in group}) == 1 for group in per_seat)
+
+
+class BreaksOnSecondMove(TicTacToeSelfPlay):
+    """TicTacToe whose second move raises: an env failure, reported by the vector env as ``info["error"]``."""
+
+    def _play(self, agent, action):
+        if self.board.count(".") < 9:
+            raise RuntimeError("the board server went away")
+        return super()._play(agent, action)
+
+
+def test_an_env_failure_fails_every_seats_episode(tokenizer):
+    policy = ScriptedPolicy(tokenizer, X_WINS)
+    envs = envgym.VectorEnv([lambda: BreaksOnSecondMove(max_opening_plies=0)])
+    result = rollout(policy, envs, task_indices=[0])
+    assert [e.metadata["agent"] for e in result.episodes] == ["X", "O"]
+    assert all(e.failed and "board server" in e.error for e in result.episodes)
