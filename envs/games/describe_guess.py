@@ -133,12 +133,12 @@ class DescribeGuess(MultiAgentEnv):
             f"and the candidates are: {listed}. The secret word is: {secret}. Each round, describe it in the form "
             "<clue>your description</clue> so that your partner can tell it apart from the other candidates. Never "
             "write the secret word itself (in any case, spelled out letter by letter, or as the start of a longer "
-            f"word), and keep the clue under {self.max_clue_chars} characters, or you lose. You both win if your partner names it "
-            f"within {self.rounds} round(s).")
+            f"word), and keep the clue to at most {self.max_clue_chars} characters, or you lose. You both win if your "
+            f"partner names it within {self.rounds} round(s).")
         guesser = (
-            f"Let's play describe-and-guess. You are the guesser; your partner knows a secret word and describes it. "
+            "Let's play describe-and-guess. You are the guesser; your partner knows a secret word and describes it. "
             f"The category is {category} and the candidates are: {listed}. Answer with one candidate in the form "
-            f"<guess>word</guess>. Naming anything that is not a candidate loses the game. You both win if you name "
+            "<guess>word</guess>. Naming anything that is not a candidate loses the game. You both win if you name "
             f"the secret word within {self.rounds} round(s).")
         return Task(id=f"describe-guess-{index}", messages=[_user(describer)], answer=secret,
                     metadata={"category": category, "candidates": chosen, "guesser_prompt": guesser})

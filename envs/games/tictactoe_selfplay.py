@@ -44,7 +44,7 @@ class TicTacToeSelfPlay(MultiAgentEnv):
         if not -1.0 <= draw_reward <= 1.0:
             raise ValueError(f"draw_reward must be in [-1, 1] (between a loss and a win), got {draw_reward!r}")
         if not isinstance(max_opening_plies, int) or not 0 <= max_opening_plies <= 4:
-            raise ValueError(f"max_opening_plies must be an int in [0, 4] (no opening decides the game), "
+            raise ValueError("max_opening_plies must be an int in [0, 4] (no opening decides the game), "
                              f"got {max_opening_plies!r}")
         self.draw_reward = float(draw_reward)
         self.max_opening_plies = max_opening_plies

@@ -33,8 +33,8 @@ class HighCard(MultiAgentEnv):
         a, b = self.numbers["a"], self.numbers["b"]
         score = (a > b) - (a < b)
         result = {"role": "user", "content": f"{a} vs {b}."}
-        return SeatTurn({"a": [result], "b": [result]}, {"a": {"outcome": float(score)}, "b": {"outcome": float(-score)}},
-                        None, {"action_valid": True})
+        rewards = {"a": {"outcome": float(score)}, "b": {"outcome": float(-score)}}
+        return SeatTurn({"a": [result], "b": [result]}, rewards, None, {"action_valid": True})
 
 
 def test_reset_gives_the_first_seat_and_names_every_seat():
