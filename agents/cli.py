@@ -49,8 +49,8 @@ def eval_command(
                                 "the same model, settings and seed); --no-resume discards them."),
     keep_tokens: bool = typer.Option(False, "--keep-tokens", help="Also keep each sample's token ids and loss mask "
                                      "in OUT/samples.jsonl, for `envgym export --tokens` (a local model or "
-                                     "--endpoint completions). Off by default: it makes samples.jsonl several times "
-                                     "larger."),
+                                     "--endpoint completions). Off by default: each token adds about 10 bytes, "
+                                     "which roughly doubles samples.jsonl."),
     device: str = typer.Option(None, help="torch device for the transformers backend."),
     env_kwargs: str = typer.Option(None, "--env-kwargs", help='JSON object of env arguments for every env, e.g. '
                                    '\'{"difficulty": 1}\' (merged into each suite entry\'s kwargs).'),

@@ -43,7 +43,8 @@ def export_command(
     best_per_task: bool = typer.Option(False, "--best-per-task", help="Keep only the highest-reward episode of "
                                                                       "each task."),
     chat: bool = typer.Option(False, "--chat", help="Rows of chat messages for SFT (the default)."),
-    tokens: bool = typer.Option(False, "--tokens", help="Rows of token ids, loss masks and per-turn rewards."),
+    tokens: bool = typer.Option(False, "--tokens", help="Rows of token ids, loss masks and per-turn rewards (runs of "
+                                                     "envgym train --save-rollouts or envgym eval --keep-tokens)."),
     out: Path = typer.Option(None, "--out", help="Where to write (default: RUN's folder, export.<format> or "
                                                  "export/ for hf-dataset)."),
 ) -> None:
