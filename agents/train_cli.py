@@ -49,7 +49,8 @@ def train_command(
                                        "none for none)."),
     save_rollouts: int = typer.Option(0, "--save-rollouts", min=0,
                                       help="Write this many sampled episodes per step to OUT/rollouts.jsonl (the "
-                                           "samples.jsonl format of envgym eval, with token ids for envgym export --tokens)."),
+                                           "samples.jsonl format of envgym eval, with token ids for envgym "
+                                           "export --tokens)."),
     verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
     debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
