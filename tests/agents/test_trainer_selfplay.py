@@ -88,10 +88,11 @@ def test_each_seats_tokens_alone_give_the_parameters_gradient(trained, seat):
     assert metrics["policy_tokens"] > 0 and metrics["grad_norm"] > 0
 
 
-def test_tictactoe_self_play_trains_from_the_registry():
+@pytest.mark.parametrize("env_id, kwargs", [("games/TicTacToe-v0", {"opponent": "self"}), ("games/DescribeGuess-v0", {})])
+def test_the_registered_two_seat_games_train(env_id, kwargs):
     model, tokenizer = tiny()
     config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=4, max_steps=1)
-    env = lambda: envgym.make("games/TicTacToe-v0", opponent="self")  # noqa: E731
+    env = lambda: envgym.make(env_id, **kwargs)  # noqa: E731
     (metrics,) = GRPOTrainer(model, tokenizer, env, config, device="cpu").train()
     assert math.isfinite(metrics["loss"]) and metrics["episodes_failed"] == 0
 
