@@ -6,6 +6,7 @@ import pytest
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
 import envgym  # noqa: E402
+from envgym.agents.policy import Generation  # noqa: E402
 from envgym.agents.rollout import rollout  # noqa: E402
 from envgym.agents.seats import seat_groups, task_groups  # noqa: E402
 from envgym.envs.games.tictactoe_selfplay import TicTacToeSelfPlay  # noqa: E402
@@ -95,3 +96,30 @@ def test_an_env_failure_fails_every_seats_episode(tokenizer):
     result = rollout(policy, envs, task_indices=[0])
     assert [e.metadata["agent"] for e in result.episodes] == ["X", "O"]
     assert all(e.failed and "board server" in e.error for e in result.episodes)
+
+
+class MessageLevelPlayer:
+    """A message-level policy (no tokenizer) that plays the first free cell it reads and keeps what it was shown."""
+
+    name = "message-level"
+
+    def __init__(self):
+        self.seen: list[list[dict]] = []
+
+    def chat(self, histories, params, tools):
+        self.seen += [list(history) for history in histories]
+        boards = [next(m["content"] for m in reversed(h) if m["role"] == "user") for h in histories]
+        return [Generation(f"<move>{next(c for c in board.split() if c.isdigit() and len(c) == 1)}</move>")
+                for board in boards]
+
+
+def test_a_message_level_policy_sees_each_seats_own_history():
+    player = MessageLevelPlayer()
+    envs = envgym.VectorEnv([lambda: envgym.make("games/TicTacToe-v0", opponent="self", max_opening_plies=0)])
+    result = rollout(player, envs, task_indices=[0])
+    assert [e.metadata["agent"] for e in result.episodes] == ["X", "O"] and not result.trajectories
+    for history in player.seen:
+        mark = "X" if "You play X" in history[0]["content"] else "O"
+        own = [m["content"] for m in history if m["role"] == "assistant"]
+        assert f"You play {'O' if mark == 'X' else 'X'}" not in str(history)  # never the other seat's prompt
+        assert len(own) == (len(history) - 1) // 2  # its own moves only, between the messages addressed to it
