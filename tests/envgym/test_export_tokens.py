@@ -16,7 +16,10 @@ from helpers.cli_run import run_envgym
 from helpers.tiny_models import tiny_model_path
 
 # Multi-turn on purpose: the tiny model never guesses right, so every episode has env messages between its turns.
-GUESS = ["--env", "games/GuessNumber-v0", "--model", tiny_model_path(), "--env-kwargs", '{"high": 3}']
+def guess() -> list[str]:
+    """The eval/train arguments of these runs (a function: building the tiny model skips without the train extra,
+    which must happen in a test, not at collection)."""
+    return ["--env", "games/GuessNumber-v0", "--model", tiny_model_path(), "--env-kwargs", '{"high": 3}']
 
 
 def invoke(*args: str) -> None:
@@ -25,7 +28,7 @@ def invoke(*args: str) -> None:
 
 
 def eval_run(out: Path) -> Path:
-    invoke("eval", *GUESS, "--n", "2", "--n-tasks", "1", "--max-new-tokens", "6", "--max-turns", "2",
+    invoke("eval", *guess(), "--n", "2", "--n-tasks", "1", "--max-new-tokens", "6", "--max-turns", "2",
            "--keep-tokens", "--out", str(out))
     return out / "samples.jsonl"
 
@@ -33,7 +36,7 @@ def eval_run(out: Path) -> Path:
 def train_run(out: Path) -> Path:
     config = out.parent / "grpo.yaml"
     config.write_text("num_tasks_per_step: 1\nmax_completion_length: 4\nmax_turns: 2\n")
-    invoke("train", *GUESS, "--steps", "1", "--group-size", "2", "--config", str(config), "--device", "cpu",
+    invoke("train", *guess(), "--steps", "1", "--group-size", "2", "--config", str(config), "--device", "cpu",
            "--engine", "transformers", "--save-rollouts", "2", "--out", str(out))
     return out / "rollouts.jsonl"
 
@@ -102,16 +105,16 @@ def test_turn_rewards_match_the_record(exported):
 
 
 def test_eval_without_keep_tokens_keeps_no_token_ids(tmp_path: Path):
-    invoke("eval", *GUESS, "--n", "1", "--n-tasks", "1", "--max-new-tokens", "2", "--max-turns", "1",
+    invoke("eval", *guess(), "--n", "1", "--n-tasks", "1", "--max-new-tokens", "2", "--max-turns", "1",
            "--out", str(tmp_path))
     record = json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])
     assert "prompt_ids" not in record["episode"]["metadata"]
 
 
 def test_resuming_with_keep_tokens_replays_tasks_whose_samples_lack_them(tmp_path: Path):
-    invoke("eval", *GUESS, "--n", "1", "--n-tasks", "1", "--max-new-tokens", "2", "--max-turns", "1",
+    invoke("eval", *guess(), "--n", "1", "--n-tasks", "1", "--max-new-tokens", "2", "--max-turns", "1",
            "--out", str(tmp_path))
-    invoke("eval", *GUESS, "--n", "1", "--n-tasks", "1", "--max-new-tokens", "2", "--max-turns", "1",
+    invoke("eval", *guess(), "--n", "1", "--n-tasks", "1", "--max-new-tokens", "2", "--max-turns", "1",
            "--keep-tokens", "--out", str(tmp_path))
     [record] = [json.loads(line) for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
     assert record["episode"]["metadata"]["prompt_ids"]
