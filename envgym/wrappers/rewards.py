@@ -10,6 +10,7 @@ raw components before weighting them (GDPO) can undo it; a component without an 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -166,8 +167,12 @@ class RewardNoise(Wrapper):
     """Corrupts a reward component on purpose, for noisy-reward studies.
 
     With probability ``p`` per turn: ``mode="flip"`` replaces a component value ``r`` in [0, 1] by ``1 - r``;
-    ``mode="gaussian"`` adds ``N(0, sigma^2)``. The noise RNG is seeded by ``seed`` and re-seeded on every
-    ``reset(seed=s)``, so noisy runs are reproducible. ``info["reward_noise"]`` says what was done.
+    ``mode="gaussian"`` adds ``N(0, sigma^2)``. After ``reset(seed=s)`` each turn's draw is seeded by ``seed``,
+    ``s``, the turn and the response text, so noisy runs are reproducible (unseeded episodes draw from one RNG
+    seeded by ``seed``). The response is in the key because the G episodes of a GRPO group share their reset
+    seed: a draw by seed alone flipped a whole group at once (reversing its advantages) instead of each response
+    on its own. Identical responses get the same draw, as from a deterministic noisy verifier.
+    ``info["reward_noise"]`` says what was done.
     """
 
     def __init__(
@@ -180,22 +185,27 @@ class RewardNoise(Wrapper):
         super().__init__(env)
         self.p, self.mode, self.sigma, self.component, self.seed = p, mode, sigma, component, seed
         self._rng = np.random.default_rng(seed)
+        self._reset_seed: int | None = None
+        self._turn = 0
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None:
-            self._rng = np.random.default_rng([self.seed, seed])
+        self._reset_seed, self._turn = seed, 0  # a seeded episode draws from (seed, reset seed, turn, response)
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Action) -> StepResult:
         messages, reward, terminated, truncated, info = self.env.step(action)
         components = _components(reward, info)
         name = self.component if self.component in components else next(iter(components))
-        if self._rng.random() < self.p:
+        rng, self._turn = self._rng, self._turn + 1
+        if self._reset_seed is not None:
+            key = zlib.crc32(action_text(action).encode("utf-8", "surrogatepass"))
+            rng = np.random.default_rng([self.seed, self._reset_seed, self._turn, key])
+        if rng.random() < self.p:
             before = components[name]
             if self.mode == "flip":
                 components[name] = 1.0 - before
             else:
-                components[name] = before + float(self._rng.normal(0.0, self.sigma))
+                components[name] = before + float(rng.normal(0.0, self.sigma))
             info["reward_noise"] = {"component": name, "before": before, "after": components[name]}
         return messages, reward_total(components), terminated, truncated, info
 

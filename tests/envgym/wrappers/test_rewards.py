@@ -81,6 +81,16 @@ def test_reward_noise_rate_matches_p_and_repeats_per_seed():
     assert 0.22 < sum(flips(1)) / 400 < 0.38
 
 
+def test_reward_noise_flips_the_responses_of_one_reset_seed_independently():
+    """A GRPO group resets its G envs with one seed; each response must still get its own draw."""
+    flipped = []
+    for guess in range(1, 101):
+        env = RewardNoise(GuessNumber(), p=0.5, seed=0)
+        env.reset(seed=7)
+        flipped.append("reward_noise" in env.step(f"<guess>{guess}</guess>")[4])
+    assert 30 < sum(flipped) < 70
+
+
 def test_reward_noise_gaussian_perturbs():
     env = RewardNoise(GuessNumber(), p=1.0, mode="gaussian", sigma=1.0)
     _, reward, _, _, info = _step(env, "<guess>50</guess>")
