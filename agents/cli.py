@@ -106,7 +106,7 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
     elif keep_tokens and endpoint == "chat":
         raise BadInput("--keep-tokens needs token ids, which --endpoint chat never returns: use --endpoint completions")
     console.print(f"[bold]envgym eval[/bold]: {model} on {len(configs)} env(s) -> {out}", soft_wrap=True)
-    from envgym.agents.eval_resume import ResumeMismatch
+    from envgym.agents.evaluation.eval_resume import ResumeMismatch
 
     try:
         policy = make_policy(model, base_url=base_url, backend=backend, device=device, endpoint=endpoint,
@@ -119,14 +119,14 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
     except ResumeMismatch as error:
         raise BadInput(str(error)) from None
 
-    from envgym.agents.report import table_rows, write_reports
+    from envgym.agents.evaluation.report import table_rows, write_reports
 
     md, page = write_reports(results, out)
     print_table(console, *table_rows(results))
     console.print(f"results: {out / 'results.json'}\nreport: {page}  (markdown: {md})")
     if trackers:
-        from envgym.agents.evaluate import SAMPLES_FILE
-        from envgym.agents.tracking import log_eval_results
+        from envgym.agents.evaluation.evaluate import SAMPLES_FILE
+        from envgym.agents.training.tracking import log_eval_results
 
         samples = [json.loads(line) for line in (out / SAMPLES_FILE).read_text(encoding="utf-8").splitlines()]
         log_eval_results(trackers, results, samples, out)
@@ -144,13 +144,13 @@ def compare_command(
     """Compare two eval runs metric by metric (B - A); with --out, a before/after page too."""
     from rich.console import Console
 
-    from envgym.agents.report import compare
+    from envgym.agents.evaluation.report import compare
 
     results = [_read_results(path) for path in (run_a, run_b)]
     header, rows = compare(*results)
     page = None
     if out is not None:
-        from envgym.agents.report_compare import write_comparison
+        from envgym.agents.evaluation.report_compare import write_comparison
 
         page = write_comparison(run_a, run_b, out)
     if as_json:
@@ -165,7 +165,7 @@ def compare_command(
 def report_command(run: Path = typer.Argument(..., help="A run folder written by `envgym eval --out`.")) -> None:
     """Write RUN's reports again (report.md, report.html, a transcript page per env) from its results.json and
     samples.jsonl, e.g. for a run made before the transcript pages existed."""
-    from envgym.agents.report import write_reports
+    from envgym.agents.evaluation.report import write_reports
 
     md, page = write_reports(_read_results(run), run if run.is_dir() else run.parent)
     print(f"report: {page}  (markdown: {md})")
@@ -179,25 +179,25 @@ def make_policy(model: str, *, base_url: str | None = None, backend: str | None 
                 enforce_eager: bool = False, max_model_len: int | None = None) -> Any:
     """The policy for a model name: OpenAI-compatible server (chat or token-level completions), in-process
     vLLM (with its engine options), or transformers. An option the chosen policy would ignore is refused."""
-    from envgym.agents.policy import default_engine
+    from envgym.agents.engines.policy import default_engine
 
     backend = backend or default_engine()
     engine = "server" if base_url else backend
     _check_policy_options(engine, endpoint=endpoint, tokenizer=tokenizer, dtype=dtype,
                           vllm_only=enforce_eager or max_model_len is not None)
     if base_url:
-        from envgym.agents.openai_policy import OpenAIPolicy
+        from envgym.agents.engines.openai_policy import OpenAIPolicy
 
         return OpenAIPolicy(base_url, model, endpoint=endpoint,
                             tokenizer=(tokenizer or model) if endpoint == "completions" else None)
     if backend == "vllm":
-        from envgym.agents.vllm_policy import VLLMPolicy
+        from envgym.agents.engines.vllm_policy import VLLMPolicy
 
         return VLLMPolicy(model, **vllm_engine_kwargs(dtype=dtype, enforce_eager=enforce_eager,
                                                       max_model_len=max_model_len))
     import torch
 
-    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     return TransformersPolicy(model, device=device, dtype=None if dtype in (None, "auto") else getattr(torch, dtype))
 
@@ -250,7 +250,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _configs(env: str | None, suite: str | None, overrides: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    from envgym.agents.evaluate import build_env_eval, load_suite
+    from envgym.agents.evaluation.evaluate import build_env_eval, load_suite
 
     if (env is None) == (suite is None):
         raise ValueError("give exactly one of --env ID[,ID] or --suite FILE")
@@ -261,9 +261,9 @@ def _configs(env: str | None, suite: str | None, overrides: dict[str, Any]) -> t
 
 def evaluate_with_progress(policy: Any, configs: list[Any], out: Path, *, batch_size: int, seed: int, resume: bool,
                            model: str, console: Any, keep_tokens: bool = False) -> dict[str, Any]:
-    """:func:`~envgym.agents.evaluate.evaluate` with a progress bar per env (``envgym eval`` and ``envgym demo``);
-    without a terminal, one plain line per env when it is done."""
-    from envgym.agents.evaluate import evaluate
+    """:func:`~envgym.agents.evaluation.evaluate.evaluate` with a progress bar per env (``envgym eval`` and ``envgym
+    demo``); without a terminal, one plain line per env when it is done."""
+    from envgym.agents.evaluation.evaluate import evaluate
 
     if not console.is_terminal:
         shown: dict[str, StepProgress] = {}

@@ -63,7 +63,7 @@ def check_env_kwargs(env_id: str, kwargs: dict[str, Any], where: str = "env kwar
 
 def check_model_name(name: str) -> None:
     """Refuse a model name that resolves to nothing (no weights are read, no model is loaded)."""
-    from envgym.agents.models import resolve_model
+    from envgym.agents.engines.models import resolve_model
 
     try:
         resolve_model(name)
@@ -74,7 +74,7 @@ def check_model_name(name: str) -> None:
 def check_report_to(value: Any, where: str = "--report-to") -> list[str]:
     """The tracker names of ``report_to`` (a list or comma string); an unknown name, or a tracker whose library
     is not installed, raises :class:`BadInput` naming the accepted trackers or the extra to install."""
-    from envgym.agents.tracking import check_installed, parse_report_to
+    from envgym.agents.training.tracking import check_installed, parse_report_to
 
     try:
         names = parse_report_to(value)

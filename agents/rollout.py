@@ -2,7 +2,7 @@
 
 Each round, the envs still in an episode are batched into one ``policy.generate`` call; only those envs
 are stepped. With a token-level policy the conversation is kept as tokens (see
-:mod:`envgym.agents.tokens`), and every episode also yields a
+:mod:`envgym.agents.engines.tokens`), and every episode also yields a
 :class:`~envgym.agents.trajectory.Trajectory`; with a message-level policy only episodes are returned.
 
 GRPO groups: ``group_size=G`` resets G consecutive envs on the same task (``options={"task_index": i}``
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 import envgym
-from envgym.agents.policy import Generation, Policy, SamplingParams
+from envgym.agents.engines.policy import Generation, Policy, SamplingParams
+from envgym.agents.engines.templates import template_deltas
+from envgym.agents.engines.tokens import TokenConversation
 from envgym.agents.seats import SeatRecord, Seats
-from envgym.agents.templates import template_deltas
-from envgym.agents.tokens import TokenConversation
 from envgym.agents.trajectory import Trajectory
 from envgym.core import Message
 from envgym.multiagent import is_multi_agent
@@ -211,7 +211,8 @@ def rollout(
 def derive_seed(seed: int | None, *keys: int) -> int | None:
     """A seed for ``keys`` (e.g. step, round, turn) under ``seed``, mixed by NumPy's ``SeedSequence`` (None stays
     None: unseeded). Distinct keys give unrelated seeds, where offsets such as ``seed + turn`` would give turn 1 of
-    one round the seed of turn 0 of the next. Fits in 53 bits, like :func:`~envgym.agents.policy.request_seed`."""
+    one round the seed of turn 0 of the next. Fits in 53 bits, like
+    :func:`~envgym.agents.engines.policy.request_seed`."""
     if seed is None:
         return None
     state = np.random.SeedSequence([seed % 2**64, *(key % 2**64 for key in keys)]).generate_state(1, dtype=np.uint64)[0]

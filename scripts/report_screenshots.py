@@ -16,9 +16,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from envgym.agents.report import read_run, write_reports
-from envgym.agents.report_compare import write_comparison
-from envgym.agents.report_transcripts import page_name
+from envgym.agents.evaluation.report import read_run, write_reports
+from envgym.agents.evaluation.report_compare import write_comparison
+from envgym.agents.evaluation.report_transcripts import page_name
 
 
 def main() -> None:

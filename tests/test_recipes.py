@@ -8,7 +8,7 @@ import yaml
 
 pytest.importorskip("torch")  # the [train] extra: GRPOConfig and the trainer
 
-from envgym.agents.train_cli import read_recipe  # noqa: E402
+from envgym.agents.training.train_cli import read_recipe  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
 
@@ -53,8 +53,8 @@ def test_the_tool_recipes_env_pays_the_reference_answer_in_full_and_a_call_only_
 
 
 def run_recipe(tmp_path, recipe="smollm2-arithmetic-cpu.yaml", **overrides):
-    from envgym.agents.trainer import GRPOTrainer
-    from envgym.agents.train_cli import load_model
+    from envgym.agents.training.train_cli import load_model
+    from envgym.agents.training.trainer import GRPOTrainer
 
     env, env_kwargs, model_name, config = read_recipe(ROOT / "recipes" / recipe, overrides)
     model, tokenizer = load_model(model_name)

@@ -18,7 +18,7 @@ keeps what it measured.
 
 A multi-turn recipe (a tool env, e.g. ``recipes/smollm2-tool-cpu.yaml``) is compared with TRL through both of
 ``envgym.integrations.trl``'s paths, ``trl-env`` and ``trl-rollout``, on the unshaped task reward; see
-:mod:`envgym.agents.learn_bench_tool`.
+:mod:`envgym.agents.benchmarks.learn_bench_tool`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ from typing import Any
 
 import typer
 
-RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "smollm2-arithmetic-cpu.yaml"
+import envgym
+
+# The packaged copy (envgym/recipes), so the bench finds it from an installed wheel too.
+RECIPE = Path(envgym.__file__).resolve().parent / "recipes" / "smollm2-arithmetic-cpu.yaml"
 WINDOW = 10
 SIDES = ("envgym", "trl")
 
@@ -51,7 +54,7 @@ def bench_learn(
 ) -> None:
     """Per-step reward curves of envgym's GRPOTrainer and TRL's GRPOTrainer on one recipe over several seeds,
     same run."""
-    from envgym.agents.train_cli import read_recipe
+    from envgym.agents.training.train_cli import read_recipe
     from envgym.benchmarks.report import emit, machine
 
     env, _, _, config = read_recipe(recipe, {"max_steps": steps})
@@ -89,9 +92,9 @@ def bench_learn(
 
 
 def _bench_tool(recipe: Path, config: Any, turns: int, seed_list: list[int], jobs: int) -> dict[str, Any]:
-    """The multi-turn bench's result: every side of :data:`~envgym.agents.learn_bench_tool.TOOL_SIDES` on every
-    seed, and the pairings of ours with each TRL path (a failed TRL path is skipped with its reason)."""
-    from envgym.agents.learn_bench_tool import OBSERVATION_TOKENS, TOOL_SIDES, run_tool_bench, summarize_tool
+    """The multi-turn bench's result: every side of :data:`~envgym.agents.benchmarks.learn_bench_tool.TOOL_SIDES` on
+    every seed, and the pairings of ours with each TRL path (a failed TRL path is skipped with its reason)."""
+    from envgym.agents.benchmarks.learn_bench_tool import OBSERVATION_TOKENS, TOOL_SIDES, run_tool_bench, summarize_tool
     from envgym.benchmarks.report import machine
 
     runs, skipped = run_tool_bench(recipe, config.max_steps, seed_list, jobs, lambda line: typer.echo(line, err=True))
@@ -195,7 +198,7 @@ def _std(values: list[float]) -> float:
 def _run_worker(side: str, recipe: Path, steps: int, seed: int) -> dict[str, Any]:
     from envgym.benchmarks.report import run_worker as in_subprocess
 
-    call = (f"from envgym.agents.learn_bench import run_worker; "
+    call = (f"from envgym.agents.benchmarks.learn_bench import run_worker; "
             f"run_worker({side!r}, {str(recipe)!r}, {steps}, {seed})")
     return in_subprocess(call, f"{side} (seed {seed})")
 
@@ -204,8 +207,8 @@ def run_worker(side: str, recipe: str, steps: int, seed: int) -> None:
     """Train ``steps`` steps of ``recipe`` with one side's trainer and ``seed``; print its per-step rewards and
     wall time as JSON."""
     import envgym
-    from envgym.agents.models import checkpoint_folder, resolve_model
-    from envgym.agents.train_cli import read_recipe
+    from envgym.agents.engines.models import checkpoint_folder, resolve_model
+    from envgym.agents.training.train_cli import read_recipe
 
     env, env_kwargs, model_name, config = read_recipe(Path(recipe), {"max_steps": steps, "seed": seed})
     path = checkpoint_folder(resolve_model(model_name or "smollm2"))
@@ -219,7 +222,7 @@ def run_worker(side: str, recipe: str, steps: int, seed: int) -> None:
 def _train_envgym(path: str, env: str, env_kwargs: dict[str, Any], config: Any, order: list[int]) -> list[float]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
 
     model = AutoModelForCausalLM.from_pretrained(path)
     trainer = GRPOTrainer(model, AutoTokenizer.from_pretrained(path), env, config, device="cpu", env_kwargs=env_kwargs,

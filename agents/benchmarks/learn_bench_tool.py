@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from envgym.agents.learn_bench import (
+from envgym.agents.benchmarks.learn_bench import (
     _mean,
     episode_turns,
     first_step_reaching,
@@ -153,7 +153,7 @@ def calls_per_episode(episodes: list[list[Any]]) -> float:
 
 def unshaped_names(env_kwargs: dict[str, Any]) -> list[str] | None:
     """The reward components that are the task's own reward (source ``env``); None: no spec, the whole reward."""
-    from envgym.agents.group_rewards import reward_spec_of
+    from envgym.agents.training.group_rewards import reward_spec_of
 
     spec = reward_spec_of(env_kwargs)
     return None if spec is None else [c.name for c in spec.components if c.source == "env"]
@@ -162,7 +162,7 @@ def unshaped_names(env_kwargs: dict[str, Any]) -> list[str] | None:
 def _run_worker(side: str, recipe: Path, steps: int, seed: int) -> dict[str, Any]:
     from envgym.benchmarks.report import run_worker as in_subprocess
 
-    call = (f"from envgym.agents.learn_bench_tool import run_worker; "
+    call = (f"from envgym.agents.benchmarks.learn_bench_tool import run_worker; "
             f"run_worker({side!r}, {str(recipe)!r}, {steps}, {seed})")
     return in_subprocess(call, f"{side} (seed {seed})")
 
@@ -171,8 +171,8 @@ def run_worker(side: str, recipe: str, steps: int, seed: int) -> None:
     """Train ``steps`` steps of the multi-turn ``recipe`` with one side and ``seed``; print as JSON its unshaped
     and training rewards and tool calls per episode at each step, the tasks of each step and the wall time."""
     import envgym
-    from envgym.agents.models import checkpoint_folder, resolve_model
-    from envgym.agents.train_cli import read_recipe
+    from envgym.agents.engines.models import checkpoint_folder, resolve_model
+    from envgym.agents.training.train_cli import read_recipe
 
     env, env_kwargs, model_name, config = read_recipe(Path(recipe), {"max_steps": steps, "seed": seed})
     path = checkpoint_folder(resolve_model(model_name or "smollm2"))
@@ -188,7 +188,7 @@ def run_worker(side: str, recipe: str, steps: int, seed: int) -> None:
 def _train_envgym(path: str, env: str, env_kwargs: dict[str, Any], config: Any, order: list[int]) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
 
     per_step, drawn = config.num_tasks_per_step, fixed_order_sampler(order, config.num_tasks_per_step)
     tasks: list[list[int]] = [[] for _ in range(config.max_steps)]

@@ -112,8 +112,8 @@ def tiny_bench_policy(layers: int = 4, hidden: int = 128) -> Any:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from envgym.agents.models import resolve_model
-    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.models import resolve_model
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     resolved = resolve_model()
     tokenizer = AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
@@ -140,8 +140,8 @@ def bench_rollout(
     import importlib.util
     import tempfile
 
-    from envgym.agents.policy import SamplingParams
-    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.policy import SamplingParams
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     if quick:
         envs, repeats = min(envs, 8), 1
@@ -163,7 +163,7 @@ def bench_rollout(
         sizes = products = matmul_ms = None
         for engine in chosen:
             if engine == "vllm":
-                from envgym.agents.vllm_policy import VLLMPolicy
+                from envgym.agents.engines.vllm_policy import VLLMPolicy
 
                 policy = VLLMPolicy(model_path, name=name)
             else:
@@ -317,7 +317,7 @@ def _phases(policy: Any, batch: int, max_new_tokens: int, repeats: int) -> dict[
     engine can reuse a cached prefix); greedy, the fastest of ``repeats`` runs after one warm-up."""
     from jinja2.exceptions import TemplateError
 
-    from envgym.agents.policy import SamplingParams
+    from envgym.agents.engines.policy import SamplingParams
 
     def render(run: int, i: int) -> str:
         # The text that differs comes first, in a system message: a chat template's default one would be a

@@ -6,11 +6,11 @@ TRL's defaults (β2 0.999, grad clip 1.0), both logging entropy. Each runs in it
 is its own; seconds per step exclude the first step (warm-up).
 
 Two pairings, each side with the same rollout engine: ``transformers`` (the trained model generates) and, where
-vLLM is installed, ``vllm`` (ours: :class:`~envgym.agents.vllm_policy.VLLMPolicy`; TRL: ``use_vllm=True,
+vLLM is installed, ``vllm`` (ours: :class:`~envgym.agents.engines.vllm_policy.VLLMPolicy`; TRL: ``use_vllm=True,
 vllm_mode="colocate"``, its in-process engine). Both vLLM engines get the same 1 GiB KV cache on machines
 without CUDA (``VLLM_CPU_KVCACHE_SPACE`` for TRL's, whose only knob is a fraction of the machine's memory).
 Where the difference comes from: our trainer projects onto the vocabulary only at policy-token positions and
-keeps no full (B, T, V) logits tensor, and runs each prompt once for its G completions (agents/batching.py).
+keeps no full (B, T, V) logits tensor, and runs each prompt once for its G completions (agents/training/batching.py).
 
 Settings whose defaults differ are set alike (:data:`MATCHED_SETTINGS`, reported under ``settings``). A peer
 that fails on this machine is a skipped pairing with its reason (``skipped``), not our failure: TRL 1.16's
@@ -62,7 +62,7 @@ def bench_train(
 ) -> None:
     """Seconds per GRPO step and peak RSS: envgym's trainer vs TRL's GRPOTrainer, each pairing with the same
     rollout engine, measured in the same run."""
-    from envgym.agents.policy import ENGINES, default_engine
+    from envgym.agents.engines.policy import ENGINES, default_engine
     from envgym.benchmarks.report import emit, machine
 
     steps = steps or (3 if quick else 6)
@@ -126,7 +126,7 @@ def build_bench_model(path: Path) -> str:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from envgym.agents.models import resolve_model
+    from envgym.agents.engines.models import resolve_model
 
     resolved = resolve_model("smollm2")
     tokenizer = AutoTokenizer.from_pretrained(resolved.path, **resolved.load_kwargs())
@@ -146,7 +146,8 @@ def build_bench_model(path: Path) -> str:
 def _run_worker(side: str, engine: str, model_path: str, steps: int) -> dict[str, Any]:
     from envgym.benchmarks.report import run_worker as in_subprocess
 
-    call = f"from envgym.agents.train_bench import run_worker; run_worker({side!r}, {engine!r}, {model_path!r}, {steps})"
+    call = (f"from envgym.agents.benchmarks.train_bench import run_worker; "
+            f"run_worker({side!r}, {engine!r}, {model_path!r}, {steps})")
     return in_subprocess(call, f"{side} ({engine})")
 
 
@@ -168,14 +169,14 @@ def _train_envgym(model_path: str, steps: int, engine: str) -> tuple[list[float]
     """Step times, and the class that generated the rollouts."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForCausalLM.from_pretrained(model_path)
     config = envgym_config(steps)
     policy = None
     if engine == "vllm":
-        from envgym.agents.vllm_policy import VLLMPolicy
+        from envgym.agents.engines.vllm_policy import VLLMPolicy
 
         policy = VLLMPolicy(model_path)
     trainer = GRPOTrainer(model, tokenizer, _prompt_env, config, device="cpu", policy=policy)
@@ -218,7 +219,7 @@ def _train_trl(model_path: str, steps: int, engine: str) -> tuple[list[float], s
 
     if engine == "vllm" and not torch.cuda.is_available():
         # The KV cache ours gets there (VLLMPolicy's CPU default), instead of 30% of the machine's memory.
-        from envgym.agents.vllm_policy import CPU_KV_CACHE_BYTES
+        from envgym.agents.engines.vllm_policy import CPU_KV_CACHE_BYTES
 
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(CPU_KV_CACHE_BYTES >> 30))
     with tempfile.TemporaryDirectory() as out:
@@ -234,7 +235,7 @@ def _train_trl(model_path: str, steps: int, engine: str) -> tuple[list[float], s
 
 def envgym_config(steps: int) -> Any:
     """Our side's GRPOConfig: the shared settings of the module docstring and :data:`MATCHED_SETTINGS`."""
-    from envgym.agents.grpo import GRPOConfig
+    from envgym.agents.training.grpo import GRPOConfig
 
     return GRPOConfig(num_generations=GROUP_SIZE, num_tasks_per_step=TASKS_PER_STEP, max_completion_length=MAX_NEW_TOKENS,
                       learning_rate=LEARNING_RATE, beta=0.0, max_steps=steps, adam_beta2=0.999, max_grad_norm=1.0,

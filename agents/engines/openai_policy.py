@@ -1,6 +1,6 @@
 """OpenAIPolicy: any OpenAI-compatible server (vLLM, SGLang, ``transformers serve``, ``envgym serve model``).
 
-Two levels (see :mod:`envgym.agents.policy`):
+Two levels (see :mod:`envgym.agents.engines.policy`):
 
 - ``endpoint="chat"``: message level, ``/v1/chat/completions``; the server applies its chat template.
 - ``endpoint="completions"`` with a ``tokenizer``: token level, ``/v1/completions`` with the prompt sent as
@@ -8,7 +8,7 @@ Two levels (see :mod:`envgym.agents.policy`):
   envgym's server); servers that do not return them get the text re-encoded (then the ids may differ from the sampled ones:
   prefer a server that returns them). Logprobs are zeros where the server gave none.
 
-Each request of a batch carries its own seed (:func:`~envgym.agents.policy.request_seed`): servers seed
+Each request of a batch carries its own seed (:func:`~envgym.agents.engines.policy.request_seed`): servers seed
 every request on its own, so one seed for all would make the samples of a task identical.
 
 ``server_extensions`` (on by default) sends the request fields vLLM, SGLang and envgym's server add to the
@@ -31,8 +31,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from envgym.agents.models import load_tokenizer
-from envgym.agents.policy import Generation, SamplingParams, request_seed
+from envgym.agents.engines.models import load_tokenizer
+from envgym.agents.engines.policy import Generation, SamplingParams, request_seed
 from envgym.core import Message
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}

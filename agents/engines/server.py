@@ -1,7 +1,7 @@
 """An OpenAI-compatible HTTP server for a local model: ``envgym serve model --model M``.
 
 Serves ``/v1/models``, ``/v1/chat/completions`` and ``/v1/completions`` (the prompt may be text or token
-ids) from a :class:`~envgym.agents.transformers_policy.TransformersPolicy`. It speaks vLLM's extensions of
+ids) from a :class:`~envgym.agents.engines.transformers_policy.TransformersPolicy`. It speaks vLLM's extensions of
 the OpenAI API where they matter for RL: with ``return_token_ids`` it returns the sampled ``token_ids`` of
 each choice (and ``prompt_token_ids``), so a client can count and train on what the server sampled; it
 accepts ``top_k``, ``min_p``, ``repetition_penalty``, ``presence_penalty`` and ``frequency_penalty`` at
@@ -32,7 +32,7 @@ def build_app(policy: Any) -> Any:
     from fastapi import FastAPI, HTTPException
     from fastapi.concurrency import run_in_threadpool
 
-    from envgym.agents.policy import SamplingParams, render_prompt
+    from envgym.agents.engines.policy import SamplingParams, render_prompt
 
     app = FastAPI(title="envgym model server")
     lock = threading.Lock()
@@ -139,7 +139,7 @@ def serve_model(
         check_model_name(model)  # before loading: a typo costs one line, not a traceback
         import uvicorn
 
-        from envgym.agents.transformers_policy import TransformersPolicy
+        from envgym.agents.engines.transformers_policy import TransformersPolicy
 
         policy = TransformersPolicy(model, device=device)
         uvicorn.run(build_app(policy), host=host, port=port, log_level="warning")

@@ -4,11 +4,11 @@ A template is *prefix-preserving* when the tokens the model conditioned on at ea
 rendering of the conversation at the next turn. Trainers that re-render the history need this, or they train on
 tokens the model never saw (Qwen3 and DeepSeek-R1 strip earlier ``<think>`` blocks; Mistral v3 moves the tool
 list and system prompt to the latest user turn). envgym does not need it: the agent loop keeps the sampled
-tokens and appends the template text of env messages as deltas (:mod:`envgym.agents.tokens`), so the training
+tokens and appends the template text of env messages as deltas (:mod:`envgym.agents.engines.tokens`), so the training
 tokens are the sampled tokens whatever the template does. The check says which case a template is in, turn by
 turn, and which tool-call format it renders (see :data:`envgym.tools.parsing.CALL_FORMATS`).
 
-:func:`template_deltas` is how ``rollout`` builds its :class:`~envgym.agents.tokens.TemplateDeltas`: it runs
+:func:`template_deltas` is how ``rollout`` builds its :class:`~envgym.agents.engines.tokens.TemplateDeltas`: it runs
 the check once per template and logs the verdict when the template is not prefix-preserving.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import typer
 
-from envgym.agents.policy import encode
-from envgym.agents.tokens import TemplateDeltas, TemplateError
+from envgym.agents.engines.policy import encode
+from envgym.agents.engines.tokens import TemplateDeltas, TemplateError
 from envgym.core import Message
 from envgym.tools.parsing import CALL_FORMATS, parse_turn
 
@@ -238,7 +238,7 @@ def check_template_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
     """Check that a model's chat template keeps multi-turn, tool-calling conversations token-faithful."""
-    from envgym.agents.models import load_tokenizer
+    from envgym.agents.engines.models import load_tokenizer
 
     try:
         tokenizer = load_tokenizer(model)

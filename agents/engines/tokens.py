@@ -12,7 +12,7 @@ Because the real history is never re-rendered, templates that rewrite earlier tu
 model already conditioned on: Qwen3 and DeepSeek-R1 strip earlier ``<think>`` blocks, DeepSeek-R1's
 generation prompt opens a ``<think>`` that a finished turn drops, Mistral v3 moves the system prompt and tool
 list to the latest user turn. The trajectory is exactly the sequence the model saw (``envgym check-template``
-says whether re-rendering would give the same; :mod:`envgym.agents.templates`).
+says whether re-rendering would give the same; :mod:`envgym.agents.engines.templates`).
 
 Rejected with an explanation: templates that drop or repeat an assistant turn's content, that close a turn
 differently once messages follow it, or whose env messages bring earlier placeholder messages with them
@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from envgym.agents.policy import Generation, encode, render_prompt
+from envgym.agents.engines.policy import Generation, encode, render_prompt
 from envgym.core import Message
 
 _MARK = "\u2063ENVGYM_ASSISTANT_TURN\u2063"

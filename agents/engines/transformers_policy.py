@@ -14,14 +14,14 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from envgym.agents.models import DEFAULT_MODEL, load_causal_lm, load_tokenizer
-from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights
+from envgym.agents.engines.models import DEFAULT_MODEL, load_causal_lm, load_tokenizer
+from envgym.agents.engines.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights
 
 
 class TransformersPolicy(LocalTokenPolicy):
-    """A ``transformers`` causal LM as a token-level :class:`~envgym.agents.policy.Policy`.
+    """A ``transformers`` causal LM as a token-level :class:`~envgym.agents.engines.policy.Policy`.
 
-    ``model`` is a name for :func:`~envgym.agents.models.resolve_model` or an already loaded model (then
+    ``model`` is a name for :func:`~envgym.agents.engines.models.resolve_model` or an already loaded model (then
     ``tokenizer`` is required). ``device`` defaults to CUDA when available."""
 
     def __init__(self, model: Any = DEFAULT_MODEL, tokenizer: Any = None, *, device: str | None = None,

@@ -8,7 +8,7 @@ What envgym sets on top of vLLM's defaults (any of them can be overridden throug
 - ``logprobs_mode="processed_logprobs"``: vLLM reports raw (temperature 1) logprobs by default; the trainer
   needs those of the distribution tokens were drawn from (temperature, then top-p/top-k), as TRL does.
 - a GGUF model (the packaged default among them) is loaded from a de-quantized copy
-  (:func:`~envgym.agents.models.checkpoint_folder`): vLLM's own GGUF loading is experimental.
+  (:func:`~envgym.agents.engines.models.checkpoint_folder`): vLLM's own GGUF loading is experimental.
 - ``dtype="float32"`` on machines without CUDA: vLLM's ``auto`` picks bfloat16, about 4x slower than float32
   on CPUs without native bf16 (AVX2-only), and further from the trainer's float32 logprobs. There also a KV
   cache of 1 GiB (``kv_cache_memory_bytes``) instead of 92% of the machine's memory, and KV blocks of 32 tokens
@@ -18,7 +18,7 @@ What envgym sets on top of vLLM's defaults (any of them can be overridden throug
   2 CPU cores) that took the loop from 84 to 164 tokens/s.
 - every EOS id of the model's generation config stops a turn, with the tokenizer's (``stop_token_ids``), as
   ``TransformersPolicy`` does: models such as Llama 3 end turns with a token other than the tokenizer's EOS.
-- one ``vllm.SamplingParams`` per request, each with its own seed (:func:`~envgym.agents.policy.request_seed`):
+- one ``vllm.SamplingParams`` per request, each with its own seed (:func:`~envgym.agents.engines.policy.request_seed`):
   vLLM seeds each request on its own, so one seed for all would make the samples of a task identical.
   Explicit parameters also keep the model's ``generation_config`` sampling defaults out (vLLM applies those
   only to requests sent without parameters).
@@ -29,8 +29,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from envgym.agents.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
-from envgym.agents.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights, request_seed
+from envgym.agents.engines.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
+from envgym.agents.engines.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights, request_seed
 
 
 CPU_KV_CACHE_BYTES = 1 << 30

@@ -1,7 +1,7 @@
 """Resuming an eval only into the setup that made its samples.
 
 Every line of ``samples.jsonl`` carries ``setup``: everything that shapes a sample, namely the model name, the
-policy's own settings (engine, endpoint, dtype...: :func:`~envgym.agents.policy.policy_settings`), the run's
+policy's own settings (engine, endpoint, dtype...: :func:`~envgym.agents.engines.policy.policy_settings`), the run's
 seed, and the env's evaluation settings (sampling, limits, tools, env kwargs, n) except the two that only say
 how many tasks to play and how to read the metrics (``n_tasks``, ``k``: more tasks extend a run, other ks
 re-read it). A resumed run reuses samples only when their setup equals its own and refuses any difference with
@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envgym.agents.policy import policy_settings
+from envgym.agents.engines.policy import policy_settings
 
 if TYPE_CHECKING:
-    from envgym.agents.evaluate import EnvEval
+    from envgym.agents.evaluation.evaluate import EnvEval
 
 # EnvEval fields that do not shape a sample.
 NOT_SHAPING = ("n_tasks", "k")

@@ -4,7 +4,7 @@ Each env is played in GRPO-style groups (the n samples of a task are one group),
 episodes at a time through :func:`~envgym.agents.rollout.rollout`. Every finished sample is appended to
 ``samples.jsonl`` at once, so an interrupted run resumes where it stopped: tasks whose n samples are all
 on file are not played again, provided they were made with the same setup (model, policy settings, seed,
-sampling and env settings: :mod:`envgym.agents.eval_resume`); samples of another setup are refused, never
+sampling and env settings: :mod:`envgym.agents.evaluation.eval_resume`); samples of another setup are refused, never
 reused. Each batch is seeded from the run's seed and its first task, so a resumed run draws what the
 uninterrupted run would have (same batch size).
 
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import envgym
-from envgym.agents.eval_resume import check_resumable, sample_setup
-from envgym.agents.metrics import mean, score_breakdown, task_metrics
-from envgym.agents.policy import Policy, SamplingParams, request_seed
+from envgym.agents.engines.policy import Policy, SamplingParams, request_seed
+from envgym.agents.evaluation.eval_resume import check_resumable, sample_setup
+from envgym.agents.evaluation.metrics import mean, score_breakdown, task_metrics
 from envgym.agents.rollout import rollout
 from envgym.agents.trajectory import Trajectory
 from envgym.export import TOKEN_KEYS
@@ -106,7 +106,8 @@ def load_suite(path: str | Path, overrides: dict[str, Any] | None = None) -> tup
     path = find_config(path, "suites")
     data = read_mapping(path)
     if not isinstance(data, dict) or not isinstance(data.get("envs"), list) or not data["envs"]:
-        raise ValueError(f"{path}: a suite is a mapping with a non-empty 'envs' list (see envgym.agents.evaluate)")
+        raise ValueError(f"{path}: a suite is a mapping with a non-empty 'envs' list "
+                         "(see envgym.agents.evaluation.evaluate)")
     defaults = data.get("defaults") or {}
     entries = []
     for number, entry in enumerate(data["envs"], 1):
@@ -171,7 +172,7 @@ def tokenizer_name(tokenizer: Any, fallback: str | None) -> str | None:
 def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float,
               same: Callable[[Any, Any], bool] | None = None) -> dict[str, Any]:
     """The results.json entry of one env. Failed samples (``error`` set) are counted in ``n_failed`` and left
-    out of every other number: their reward is not the model's (see :mod:`envgym.agents.metrics` for pass@k).
+    out of every other number: their reward is not the model's (see :mod:`envgym.agents.evaluation.metrics` for pass@k).
     ``same`` is the env's answer equivalence, which maj@k clusters answers with."""
     by_task: dict[Any, list[dict[str, Any]]] = {}
     for record in sorted(records, key=lambda r: (r["task_index"], r["sample"])):
@@ -208,7 +209,7 @@ def evaluate(
     on_progress: called with (env id, samples done, samples in all) as episodes finish.
     keep_tokens: keep each sample's token ids in ``samples.jsonl`` (a token-level policy only; see the module
         docstring). Resumed tasks whose samples lack them are played again.
-    Raises :class:`~envgym.agents.eval_resume.ResumeMismatch` when resuming into samples of another setup."""
+    Raises :class:`~envgym.agents.evaluation.eval_resume.ResumeMismatch` when resuming into samples of another setup."""
     if keep_tokens and getattr(policy, "tokenizer", None) is None:
         raise ValueError(f"keep_tokens needs a token-level policy; {policy.name} exchanges messages, not token ids")
     tokenizer = tokenizer_name(getattr(policy, "tokenizer", None), model_name or policy.name) if keep_tokens else None

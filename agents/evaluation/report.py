@@ -2,7 +2,8 @@
 
 The HTML embeds its plots (pass@k curves, reward histograms per env) as base64 PNGs, so the one file can
 be mailed or attached to an issue. Next to it, one transcript page per env shows every sample's turns
-(:mod:`envgym.agents.report_transcripts`); two runs compare side by side in :mod:`envgym.agents.report_compare`.
+(:mod:`envgym.agents.evaluation.report_transcripts`); two runs compare side by side in
+:mod:`envgym.agents.evaluation.report_compare`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from envgym.agents.metrics import finish_reason
+from envgym.agents.evaluation.metrics import finish_reason
 
 COLUMNS = ("pass@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate", "turn_truncation_rate",
            "n_tasks", "n_samples", "n_failed")
@@ -122,7 +123,7 @@ def write_reports(results: dict[str, Any], out_dir: str | Path) -> tuple[Path, P
     """Write ``report.md`` (with example transcripts from ``samples.jsonl`` when it is there), ``report.html``
     and, for each env with samples on file, its transcript page, next to ``results.json``; returns the paths
     of the two reports."""
-    from envgym.agents.report_transcripts import page_name, transcript_page
+    from envgym.agents.evaluation.report_transcripts import page_name, transcript_page
 
     out = Path(out_dir)
     md, page = out / "report.md", out / "report.html"

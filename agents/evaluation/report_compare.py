@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from envgym.agents.report_transcripts import (count_and_toggles, data_attributes, escaped, number_text, outcome,
-                                               page, sample_row, sort_number, task_filter)
+from envgym.agents.evaluation.report_transcripts import (count_and_toggles, data_attributes, escaped, number_text,
+                                                         outcome, page, sample_row, sort_number, task_filter)
 
 FLIPS = {(False, True): "up", (True, False): "down"}
 
@@ -119,7 +119,7 @@ def _delta(a: Any, b: Any) -> str:
 def write_comparison(run_a: str | Path, run_b: str | Path, out_dir: str | Path) -> Path:
     """Write ``comparison.html`` for two run folders (each with ``results.json`` and ``samples.jsonl``) into
     ``out_dir``; returns its path."""
-    from envgym.agents.report import read_run
+    from envgym.agents.evaluation.report import read_run
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

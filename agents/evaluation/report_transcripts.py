@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from envgym.agents.metrics import finish_reason
+from envgym.agents.evaluation.metrics import finish_reason
 
 MESSAGE_LIMIT = 20_000
 """Characters of one message shown; the rest is cut with a note (a 100 KB answer must not bury the page)."""

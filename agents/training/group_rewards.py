@@ -1,7 +1,7 @@
 """Group rewards in the trainer: components of a reward spec computed over the G episodes of a task after the
 group's rollouts end (TTRL's majority vote, self-consistency, relative judging, a reward model, self-certainty),
 never inside ``Env.step``; and process rewards, scored per step and credited per token
-(:mod:`envgym.agents.process_rewards`).
+(:mod:`envgym.agents.training.process_rewards`).
 
 :func:`apply_group_rewards` adds each group component to the last turn of every healthy episode, weighted, gated
 and recorded like a per-turn component (``turn_reward_components``, ``turn_reward_weights``), so advantages, GDPO
@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envgym.agents.process_rewards import apply_process_rewards
+from envgym.agents.training.process_rewards import apply_process_rewards
 from envgym.agents.trajectory import Trajectory
 from envgym.core import action_text
 from envgym.rewards import RewardComponent, RewardSpec, answer_equivalence, group_values
@@ -93,7 +93,7 @@ def _values(component: RewardComponent, healthy: list[list[Trajectory]], context
     if not flat:
         return [[] for _ in healthy]
     if component.source == "reward_model":
-        from envgym.agents.reward_models import RewardModelError, shared_reward_model
+        from envgym.agents.training.reward_models import RewardModelError, shared_reward_model
 
         try:
             scores = shared_reward_model(component, context.device).score([question(t) for t in flat],
@@ -102,7 +102,7 @@ def _values(component: RewardComponent, healthy: list[list[Trajectory]], context
             _fail(flat, f"reward model {component.name!r} failed: {error}")
             return [[0.0] * len(group) for group in healthy]
     elif component.source == "self_certainty":
-        from envgym.agents.self_certainty import trajectory_self_certainty
+        from envgym.agents.training.self_certainty import trajectory_self_certainty
 
         if context.model is None:
             raise ValueError(f"self_certainty component {component.name!r} scores with the policy model; the "

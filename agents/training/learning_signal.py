@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from envgym.agents.grpo import GRPOConfig, group_has_contrast
+from envgym.agents.training.advantages import group_has_contrast
+from envgym.agents.training.grpo import GRPOConfig
 from envgym.agents.trajectory import Trajectory
 
 

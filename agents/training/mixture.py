@@ -1,7 +1,7 @@
 """Training on a mixture of envs: each GRPO group is drawn from one env of the mixture, by weight.
 
 Every member of a mixture is an env with its own arguments (a reward spec and a turn limit among them) and,
-optionally, a :class:`~envgym.agents.curriculum.LevelCurriculum` over its difficulty levels. The trainer asks
+optionally, a :class:`~envgym.agents.training.curriculum.LevelCurriculum` over its difficulty levels. The trainer asks
 :meth:`EnvMixture.draw` for each group's *source* — ``(member, level)``, level None without a curriculum — with
 its seeded sampler RNG, so the draws are reproducible and a resumed run draws what the uninterrupted one would.
 A recipe declares one with ``envs:`` (see :func:`read_mixture` and docs/training.md); one ``env:`` with a
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import envgym
-from envgym.agents.curriculum import LevelCurriculum
+from envgym.agents.training.curriculum import LevelCurriculum
 
 MEMBER_KEYS = ("env", "weight", "env_kwargs", "max_turns", "reward", "curriculum", "name")
 Source = tuple[int, int | None]

@@ -13,8 +13,8 @@ A ``process`` component of the reward spec (``docs/rewards.md``) runs in the tra
 3. **Token mapping** (:func:`step_token_spans`): each policy token belongs to the first step that has not ended
    before the token starts (separators go to the next step, trailing tokens to the last).
 4. **Credit** (:func:`process_token_advantages`): per-step returns (PURE's min-form or a sum) normalized within
-   the group (:func:`envgym.agents.grpo.step_advantages`), times the component's weight, added to the turn
-   advantage of every token of the step. Tokens the env wrote keep loss mask 0 and get nothing.
+   the group (:func:`envgym.agents.training.advantages.step_advantages`), times the component's weight, added to the
+   turn advantage of every token of the step. Tokens the env wrote keep loss mask 0 and get nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from envgym.agents.training.advantages import step_advantages
 from envgym.agents.trajectory import Trajectory
 from envgym.rewards import RewardComponent
 
@@ -153,9 +154,7 @@ def apply_process_rewards(groups: Sequence[Sequence[Trajectory]], component: Rew
 def process_token_advantages(groups: Sequence[Sequence[Trajectory]], epsilon: float) -> list[list[list[float] | None]]:
     """Per group, per episode: the process advantage of each completion token (summed over process components,
     each times its weight), or None for an episode without process rewards. See
-    :func:`envgym.agents.grpo.step_advantages` for the formula."""
-    from envgym.agents.grpo import step_advantages  # grpo imports torch; scoring steps does not need it
-
+    :func:`~envgym.agents.training.advantages.step_advantages` for the formula."""
     out: list[list[list[float] | None]] = [[None] * len(group) for group in groups]
     for g, group in enumerate(groups):
         names = sorted({name for t in group for name in t.episode.metadata.get("process_rewards", {})})

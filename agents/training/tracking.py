@@ -169,7 +169,8 @@ class Trackers:
             tracker.log_metrics(numbers, step)
 
     def log_samples(self, name: str, records: list[dict[str, Any]], step: int) -> None:
-        """Send ``samples.jsonl`` records (:func:`envgym.agents.evaluate.sample_record`) as the table ``name``."""
+        """Send ``samples.jsonl`` records (:func:`envgym.agents.evaluation.evaluate.sample_record`) as the table
+        ``name``."""
         if not records:
             return
         rows = [sample_row(record, step) for record in records]
@@ -205,7 +206,7 @@ def step_samples(groups: list[list[Any]], step: int, count: int, *, keep_tokens:
     """``count`` episodes of a training step's rollouts (groups of trajectories), drawn at random seeded by the
     step, as ``samples.jsonl`` records in rollout order; ``keep_tokens`` keeps their token ids (the tokenizer
     named ``tokenizer``) for ``envgym export --tokens``."""
-    from envgym.agents.evaluate import sample_record
+    from envgym.agents.evaluation.evaluate import sample_record
 
     trajectories = [trajectory for group in groups for trajectory in group]
     chosen = sorted(random.Random(step).sample(range(len(trajectories)), min(count, len(trajectories))))

@@ -93,7 +93,7 @@ class TrainingPlan:
 def plan_training(*, env: str | None, model: str | None, config: str | Path | None, env_kwargs: str | None,
                   resume: Path | None, engine: str | None, overrides: dict[str, Any]) -> TrainingPlan:
     """Check every input, cheapest first, without loading a model; raises :class:`BadInput` (one line)."""
-    from envgym.agents.policy import ENGINES, default_engine
+    from envgym.agents.engines.policy import ENGINES, default_engine
     from envgym.agents.preflight import check_model_name, check_report_to, find_config
 
     engine = engine or default_engine()
@@ -158,7 +158,7 @@ def _resumed_model(resume: Path | None, model: str | None) -> str | None:
     if not (resume / "trainer_state.pt").exists():
         raise BadInput(f"--resume: {resume} is not a training checkpoint (no trainer_state.pt); give a folder "
                        "like OUT/checkpoints/step-N")
-    from envgym.agents.models import resume_model
+    from envgym.agents.engines.models import resume_model
 
     if model is None or Path(model).resolve() == resume.resolve():  # the adapter comes back with the state
         return resume_model(resume)
@@ -168,7 +168,7 @@ def _resumed_model(resume: Path | None, model: str | None) -> str | None:
 def build_mixture(env: str | None, env_kwargs: dict[str, Any], mixture_fields: dict[str, Any], where: str) -> Any:
     """The ``EnvMixture`` of a recipe's ``envs:`` list (``env`` None), or of one ``env`` with a top-level
     ``curriculum:``; every entry checked, nothing loaded."""
-    from envgym.agents.mixture import EnvMixture, read_member, read_mixture
+    from envgym.agents.training.mixture import EnvMixture, read_member, read_mixture
 
     if env is None:
         if mixture_fields.get("curriculum") is not None:
@@ -183,8 +183,8 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
     """Load the model, train, checkpoint; prints progress and, at the end, how to evaluate the result."""
     from rich.console import Console
 
-    from envgym.agents.evaluate import tokenizer_name
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.evaluation.evaluate import tokenizer_name
+    from envgym.agents.training.trainer import GRPOTrainer
 
     console = Console()
     console.print(f"rollout engine: {plan.engine}")
@@ -192,7 +192,7 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
     policy = None
     if plan.engine == "vllm":
         try:
-            from envgym.agents.vllm_policy import VLLMPolicy
+            from envgym.agents.engines.vllm_policy import VLLMPolicy
 
             policy = VLLMPolicy(plan.model)
         except ImportError as error:  # its message names the extra to install, envgym[vllm]
@@ -213,7 +213,7 @@ def run_training(plan: TrainingPlan, *, out: Path, device: str | None, save_roll
         trainer.train(on_step=on_step)
     console.print(f"wrote {out / 'metrics.jsonl'}, {out / 'checkpoints'} and {out / 'reward_curve.png'}", soft_wrap=True)
     if plan.mixture is not None:
-        from envgym.agents.mixture import summary_lines
+        from envgym.agents.training.mixture import summary_lines
 
         for line in summary_lines(plan.mixture, trainer.history):
             console.print(line, soft_wrap=True, markup=False, highlight=False)
@@ -236,7 +236,7 @@ def write_rollouts(path: Path, groups: list[list[Any]], step: int, count: int, t
     """Append ``count`` episodes of this step's rollouts, drawn at random (seeded by the step: the same ones
     the trackers get), to ``path`` as ``samples.jsonl`` records with the step, each with its token ids (of
     ``tokenizer``), so ``envgym export --tokens`` needs no re-tokenizing (they are few, unlike eval samples)."""
-    from envgym.agents.tracking import step_samples
+    from envgym.agents.training.tracking import step_samples
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
@@ -247,7 +247,7 @@ def write_rollouts(path: Path, groups: list[list[Any]], step: int, count: int, t
 def load_model(name: str, dtype: Any = None) -> tuple[Any, Any]:
     """Load a model to train (float32 unless told otherwise: GGUF weights are de-quantized, a LoRA checkpoint is
     merged into its base) and its tokenizer."""
-    from envgym.agents.models import load_causal_lm, load_tokenizer
+    from envgym.agents.engines.models import load_causal_lm, load_tokenizer
 
     return load_causal_lm(name, dtype=dtype), load_tokenizer(name)
 
@@ -296,8 +296,8 @@ def read_recipe_file(path: Path | None) -> tuple[str | None, dict[str, Any], str
 def grpo_config_from(fields: dict[str, Any], overrides: dict[str, Any], where: str) -> Any:
     """A ``GRPOConfig`` from a recipe's fields (types checked against its annotations) and the flags that
     override them; a bad value raises :class:`BadInput` naming the file and the field."""
-    from envgym.agents.grpo import GRPOConfig
     from envgym.agents.preflight import check_config_fields
+    from envgym.agents.training.grpo import GRPOConfig
 
     fields = check_config_fields(fields, GRPOConfig, where)
     fields.update({key: value for key, value in overrides.items() if value is not None})

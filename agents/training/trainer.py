@@ -1,4 +1,6 @@
-"""GRPOTrainer: the loop around :mod:`envgym.agents.grpo` — rollouts, batching, optimisation, logging, checkpoints.
+"""GRPOTrainer: the loop around :mod:`envgym.agents.training.grpo` — rollouts, batching, optimisation, logging;
+checkpoints are in :mod:`~envgym.agents.training.checkpoint`, step metrics in
+:mod:`~envgym.agents.training.step_metrics`.
 
 One step: sample tasks -> G rollouts per task from the policy being trained (the model itself, or an engine
 such as vLLM given its weights after every step) -> drop failed episodes (env,
@@ -12,8 +14,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import math
-import random
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,17 +25,20 @@ import numpy as np
 import torch
 
 import envgym
-from envgym.agents.grpo import (GRPOConfig, dr_grpo_constant, group_has_contrast, policy_loss, token_advantages,
-                                token_logprobs, turn_advantages)
-from envgym.agents.batching import decoder_and_head, micro_batches, pad_batch, predictors
-from envgym.agents.learning_signal import learning_signal
-from envgym.agents.models import write_checkpoint_info
-from envgym.agents.entropy_control import token_entropies
-from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics, reward_spec_of
-from envgym.agents.mixture import EnvMixture, MixtureMember, Source
-from envgym.agents.process_rewards import process_token_advantages, step_reward_metrics
 from envgym.agents.seats import seat_groups, task_groups
+from envgym.agents.training.advantages import group_has_contrast, token_advantages, turn_advantages
+from envgym.agents.training.batching import decoder_and_head, micro_batches, pad_batch, predictors
+from envgym.agents.training.checkpoint import load_checkpoint, save_checkpoint
+from envgym.agents.training.entropy_control import token_entropies
+from envgym.agents.training.group_rewards import apply_group_rewards, reward_spec_of
+from envgym.agents.training.grpo import GRPOConfig, dr_grpo_constant, policy_loss, token_logprobs
+from envgym.agents.training.learning_signal import learning_signal
+from envgym.agents.training.mixture import EnvMixture, MixtureMember, Source
+from envgym.agents.training.model_setup import has_dropout, lr_schedule, prepare_model, seed_everything, twin_model
+from envgym.agents.training.process_rewards import process_token_advantages, step_reward_metrics
 from envgym.agents.trajectory import Trajectory
+from envgym.agents.training.step_metrics import (RolloutBatch, entropy_sum, failure_metrics, reward_metrics,
+                                                 source_metrics)
 
 TaskSampler = Callable[[int, np.random.Generator], int]
 """``sampler(step, rng) -> task_index``: which task the next group plays (curricula plug in here). A sampler
@@ -44,7 +47,7 @@ with an ``update(task_index, rewards)`` method is told each group's episode rewa
 
 class GRPOTrainer:
     """Train ``model`` with GRPO on the env ``env`` (an id for :func:`envgym.make` or a zero-arg factory), or on
-    an :class:`~envgym.agents.mixture.EnvMixture` (each group drawn from one of its envs, by weight, or from a
+    an :class:`~envgym.agents.training.mixture.EnvMixture` (each group drawn from one of its envs, by weight, or from a
     curriculum's levels; per-env metrics ``env/<name>/...`` and ``curriculum/<name>/...``).
 
     ``policy``: the engine rollouts sample from; by default a ``TransformersPolicy`` over ``model`` itself. An
@@ -58,13 +61,13 @@ class GRPOTrainer:
                  device: str | None = None, env_kwargs: dict[str, Any] | None = None, policy: Any = None):
         self.config = config = config or GRPOConfig()
         if config.report_to:
-            from envgym.agents.tracking import check_installed
+            from envgym.agents.training.tracking import check_installed
 
             check_installed(config.report_to)  # now, not after the first step's rollouts
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        _seed_everything(config.seed)
+        seed_everything(config.seed)
         self.tokenizer = tokenizer
-        self.model = _prepare_model(model, config).to(self.device)
+        self.model = prepare_model(model, config).to(self.device)
         self.use_bf16 = config.bf16 if config.bf16 is not None else self.device.type == "cuda"
         self.reference = None
         if config.beta > 0 and config.lora_r == 0:  # with LoRA the reference is the model with adapters off
@@ -85,26 +88,27 @@ class GRPOTrainer:
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
                                            weight_decay=config.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(config))
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_schedule(config))
         self.step = 0
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.history: list[dict[str, Any]] = []
         self.last_rollouts: list[list[Trajectory]] = []
         """Every group the last step rolled out (trained, dropped and failed alike), for inspection."""
         self._trackers = None
-        """The runs of ``config.report_to`` (:mod:`envgym.agents.tracking`), open from the first logged step."""
+        """The runs of ``config.report_to`` (:mod:`envgym.agents.training.tracking`), open from the first logged
+        step."""
         if policy is None:
-            from envgym.agents.transformers_policy import TransformersPolicy
+            from envgym.agents.engines.transformers_policy import TransformersPolicy
 
             # Asynchronous rollouts cannot sample from the weights being updated: they get a copy of their own.
-            policy = TransformersPolicy(_twin(self.model) if config.async_rollouts else self.model, tokenizer,
+            policy = TransformersPolicy(twin_model(self.model) if config.async_rollouts else self.model, tokenizer,
                                         device=str(self.device))
         if config.async_rollouts and getattr(policy, "model", None) is self.model:
             raise ValueError("async_rollouts needs an engine with weights of its own (VLLMPolicy, or no policy: "
                              "the trainer then rolls out with a copy of the model), not the model being trained")
         self.policy = policy
         self._engine_version = -1  # how many updates the engine's weights have seen
-        self._next_batch: _Batch | None = None
+        self._next_batch: RolloutBatch | None = None
         """Asynchronous rollouts: the batch already sampled for the next step (checkpointed, so a resumed run
         trains on it as the uninterrupted run would)."""
         self._sync_weights()
@@ -164,15 +168,15 @@ class GRPOTrainer:
                 yield self._finish(metrics, started)
                 started = time.perf_counter()
 
-    def _produce(self, step: int, version: int) -> _Batch:
+    def _produce(self, step: int, version: int) -> RolloutBatch:
         """The rollouts of ``step`` (0-based), sampled by engine weights that have seen ``version`` updates."""
         started = time.perf_counter()
         groups, rollouts, dropped, rounds = self._collect_groups(step)
         # The curricula's state now, in this thread: asynchronous rollouts of the next batch update it meanwhile.
-        return _Batch(step, groups, rollouts, dropped, rounds, version, time.perf_counter() - started,
+        return RolloutBatch(step, groups, rollouts, dropped, rounds, version, time.perf_counter() - started,
                       curriculum=self.mixture.metrics())
 
-    def _train_on(self, batch: _Batch, started: float) -> dict[str, Any]:
+    def _train_on(self, batch: RolloutBatch, started: float) -> dict[str, Any]:
         lr = self.optimizer.param_groups[0]["lr"]
         t_train = time.perf_counter()
         metrics = self._update(batch.groups)  # with no groups left (all dropped) nothing changes but the metrics line
@@ -180,30 +184,15 @@ class GRPOTrainer:
         metrics["staleness"] = self.step - batch.version  # updates between the sampling weights and these
         self.step += 1
         self.last_rollouts = batch.rollouts
-        metrics.update(_reward_metrics(batch.groups, batch.rollouts))
-        metrics.update(_failure_metrics(batch.rollouts))
+        metrics.update(reward_metrics(batch.groups, batch.rollouts))
+        metrics.update(failure_metrics(batch.rollouts))
         metrics.update(learning_signal(seat_groups(batch.rollouts), self.config))  # zero_advantage_groups, warning
-        metrics.update(self._source_metrics(batch.groups, batch.rollouts))
+        metrics.update(source_metrics(self.mixture, self.reward_specs, batch.groups, batch.rollouts))
         metrics.update(batch.curriculum)
         metrics.update(step_reward_metrics(batch.rollouts))
         metrics.update({"step": self.step, "groups": len(batch.groups), "groups_dropped": batch.dropped,
                         "refill_rounds": batch.rounds, "lr": lr, "time_rollout_s": batch.seconds})
         return metrics
-
-    def _source_metrics(self, groups: list[list[Trajectory]], rollouts: list[list[Trajectory]]) -> dict[str, Any]:
-        """Group-reward metrics and, for a mixture, each env's reward metrics (``env/<name>/reward_mean``,
-        ``.../groups`` ...)."""
-        members = self.mixture.members
-        if len(members) == 1:
-            return group_reward_metrics(rollouts, self.reward_specs[0])
-        out: dict[str, Any] = {}
-        for member, spec in zip(members, self.reward_specs):
-            mine = [group for group in rollouts if group[0].episode.env_id == member.name]
-            kept = [group for group in groups if group[0].episode.env_id == member.name]
-            per_env = {"groups": len(kept), "groups_drawn": len(mine), **_reward_metrics(kept, mine),
-                       **group_reward_metrics(mine, spec)}
-            out.update({f"env/{member.name}/{key}": value for key, value in per_env.items()})
-        return out
 
     def _finish(self, metrics: dict[str, Any], started: float) -> dict[str, Any]:
         metrics["time_step_s"] = time.perf_counter() - started
@@ -290,7 +279,7 @@ class GRPOTrainer:
 
     def _rollout(self, tasks: list[tuple[Source, int]], step: int, round_: int = 0) -> list[list[Trajectory]]:
         """The groups of ``tasks`` (``(source, task index)`` pairs), in their order; one rollout per source."""
-        from envgym.agents.policy import SamplingParams
+        from envgym.agents.engines.policy import SamplingParams
         from envgym.agents.rollout import derive_seed, rollout
 
         config, group_size = self.config, self.config.num_generations
@@ -355,7 +344,7 @@ class GRPOTrainer:
         num_sequences = sum(1 for _, mask, _ in rows if any(mask))
         batches = micro_batches(rows, config.max_tokens_per_microbatch)
         self.model.train()
-        dropout = _has_dropout(self.model)
+        dropout = has_dropout(self.model)
         totals: dict[str, float] = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, "kl": 0.0, "ratio": 0.0, "entropy": 0.0,
                                    "rollout_gap": 0.0}
         old_logprobs: list[torch.Tensor] = []
@@ -373,7 +362,7 @@ class GRPOTrainer:
                     totals["rollout_gap"] += float(gap.sum())
                     gap_max = max(gap_max, float(gap.max()))
                     if config.logging_entropy:
-                        totals["entropy"] += _entropy_sum(logits)
+                        totals["entropy"] += entropy_sum(logits)
                 loss, stats = policy_loss(logprobs, old_logprobs[b], tensors["advantages"], tensors["mask"], config,
                                           num_sequences=num_sequences, num_tokens=num_tokens,
                                           ref_logprobs=ref_logprobs[b], rollout_logprobs=tensors["rollout_logprobs"],
@@ -401,8 +390,8 @@ class GRPOTrainer:
 
     def _logprobs(self, model: Any, tensors: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Logprobs (B, C) of the completion tokens, computed only where the loss mask is 1: the decoder runs over
-        prompts (once per distinct prompt, see agents/batching.py) and completions, the vocabulary projection (the
-        costliest matmul of a small model, and a (B, T, V) tensor in memory) only over policy tokens. Also
+        prompts (once per distinct prompt, see agents/training/batching.py) and completions, the vocabulary projection
+        (the costliest matmul of a small model, and a (B, T, V) tensor in memory) only over policy tokens. Also
         returns those logits (N, V) for the entropy.
 
         Logits are divided by the sampling temperature (as TRL does), so π_θ is the distribution rollouts were drawn
@@ -426,8 +415,8 @@ class GRPOTrainer:
 
     def _eval_logprobs(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         """π_old for a model with dropout (LoRA dropout): logprobs in eval mode, those of the policy that sampled.
-        In train mode every forward draws new dropout masks (shared by a prompt's G rows, agents/batching.py), so
-        the update's own first-pass logprobs are not π_old: the ratio then starts away from 1 by dropout's
+        In train mode every forward draws new dropout masks (shared by a prompt's G rows, agents/training/batching.py),
+        so the update's own first-pass logprobs are not π_old: the ratio then starts away from 1 by dropout's
         noise, as in PPO with dropout, and the rollout gap measures the engine, not the noise."""
         self.model.eval()
         try:
@@ -453,7 +442,7 @@ class GRPOTrainer:
         with (self.out_dir / "metrics.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(metrics) + "\n")
         if self.config.report_to:
-            from envgym.agents.tracking import step_samples
+            from envgym.agents.training.tracking import step_samples
 
             self._open_trackers()
             self._trackers.log_metrics(metrics, step=metrics["step"])
@@ -465,7 +454,7 @@ class GRPOTrainer:
         """Open the runs of ``config.report_to`` unless open (only for training: a trainer never trained opens
         none; like ``metrics.jsonl``, they need an ``out_dir``)."""
         if self.config.report_to and self.out_dir is not None and self._trackers is None:
-            from envgym.agents.tracking import open_trackers
+            from envgym.agents.training.tracking import open_trackers
 
             self._trackers = open_trackers(self.config.report_to, out_dir=self.out_dir, name=self.out_dir.name,
                                            config={"env": self.env_name, **dataclasses.asdict(self.config)})
@@ -477,177 +466,21 @@ class GRPOTrainer:
             self._trackers = None
 
     def save_checkpoint(self, path: str | Path | None = None) -> Path:
-        """Write ``checkpoints/step-N``: the model and tokenizer (``from_pretrained`` loads them) and
-        ``trainer_state.pt`` with everything an exact resume needs (weights, optimizer, schedule, RNGs)."""
-        if path is None:
-            if self.out_dir is None:
-                raise ValueError("save_checkpoint needs a path when the trainer has no out_dir")
-            path = self.out_dir / "checkpoints" / f"step-{self.step}"
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(path)
-        write_checkpoint_info(path, self.model)  # names the base model, so `--model path` loads it again
-        if self.tokenizer is not None:
-            self.tokenizer.save_pretrained(path)
-        state = {
-            "step": self.step,
-            "config": dataclasses.asdict(self.config),
-            "trainable": {n: p.detach().cpu().clone() for n, p in self.model.named_parameters() if p.requires_grad},
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "sampler_rng": self.sampler_rng.bit_generator.state,
-            "mixture": self.mixture.state_dict(),  # curricula: frontiers and recent pass rates
-            "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-            "python_rng": random.getstate(),
-            "numpy_rng": np.random.get_state(),
-            "history": self.history,
-            "next_batch": self._next_batch,
-        }
-        torch.save(state, path / "trainer_state.pt")
-        return path
+        """Write ``checkpoints/step-N`` (or ``path``): see
+        :func:`~envgym.agents.training.checkpoint.save_checkpoint`."""
+        return save_checkpoint(self, path)
 
     def load_checkpoint(self, path: str | Path) -> None:
-        """Continue exactly where ``save_checkpoint(path)`` left off: the next step equals the one the
-        uninterrupted run would have taken."""
-        state_path = Path(path) / "trainer_state.pt"
-        if not state_path.exists():
-            raise FileNotFoundError(f"{state_path} does not exist; give a folder written by save_checkpoint")
-        state = torch.load(state_path, map_location="cpu", weights_only=False)
-        params = dict(self.model.named_parameters())
-        missing = sorted(set(state["trainable"]) - set(params))
-        if missing:
-            raise ValueError(f"checkpoint {path} has parameters this model lacks: {missing[:5]}")
-        with torch.no_grad():
-            for name, tensor in state["trainable"].items():
-                params[name].copy_(tensor.to(params[name].device))
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.sampler_rng.bit_generator.state = state["sampler_rng"]
-        self.mixture.load_state_dict(state.get("mixture", {}))
-        torch.set_rng_state(state["torch_rng"])
-        if state["cuda_rng"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
-        random.setstate(state["python_rng"])
-        np.random.set_state(state["numpy_rng"])
-        self.step = state["step"]
-        self.history = list(state["history"])
-        self._next_batch = state.get("next_batch")
-        self._sync_weights()  # the engine samples from the restored weights
+        """Continue exactly where ``save_checkpoint(path)`` left off (see
+        :func:`~envgym.agents.training.checkpoint.load_checkpoint`)."""
+        load_checkpoint(self, path)
 
     def plot(self) -> Path | None:
         """Save ``reward_curve.png`` (reward mean ± std per step) in ``out_dir``."""
         if self.out_dir is None or not self.history:
             return None
-        from envgym.agents.train_plot import plot_rewards
+        from envgym.agents.training.train_plot import plot_rewards
 
         members = self.mixture.members
         title = f"GRPO on {self.env_name}" if len(members) == 1 else f"GRPO on a mixture of {len(members)} envs"
         return plot_rewards(self.history, self.out_dir / "reward_curve.png", title=title)
-
-
-# --- helpers ------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class _Batch:
-    """One step's rollouts: the step (0-based) they are for, the groups to train on, every group rolled out,
-    dynamic-sampling counts, the number of updates the sampling weights had seen, and the seconds the rollouts
-    took."""
-
-    step: int
-    groups: list[list[Trajectory]]
-    rollouts: list[list[Trajectory]]
-    dropped: int
-    rounds: int
-    version: int
-    seconds: float
-    curriculum: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """The curricula's metrics (``curriculum/<name>/level`` ...) once these rollouts were told to them."""
-
-
-def _twin(model: Any) -> Any:
-    """A model of ``model``'s architecture with weights of its own (filled by the first weight sync): what
-    asynchronous rollouts sample from with the transformers engine."""
-    from transformers import AutoModelForCausalLM
-
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return AutoModelForCausalLM.from_config(base.config, dtype=base.dtype)
-
-
-def _has_dropout(model: Any) -> bool:
-    """Whether a train-mode forward of ``model`` is random: a dropout layer with p > 0 (LoRA dropout among them)."""
-    return any(isinstance(module, torch.nn.Dropout) and module.p > 0 for module in model.modules())
-
-
-def _seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def _prepare_model(model: Any, config: GRPOConfig) -> Any:
-    if config.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
-    if config.lora_r > 0:
-        from peft import LoraConfig, get_peft_model
-
-        if config.gradient_checkpointing:
-            model.enable_input_require_grads()
-        model = get_peft_model(model, LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha,
-                                                 lora_dropout=config.lora_dropout,
-                                                 target_modules=config.lora_target_modules, task_type="CAUSAL_LM"))
-    return model
-
-
-def _schedule(config: GRPOConfig) -> Callable[[int], float]:
-    def factor(step: int) -> float:
-        if step < config.warmup_steps:
-            return (step + 1) / (config.warmup_steps + 1)
-        total = config.max_steps * config.num_iterations  # optimizer steps in the whole run
-        progress = (step - config.warmup_steps) / max(1, total - config.warmup_steps)
-        if config.lr_scheduler_type == "linear":
-            return max(0.0, 1.0 - progress)
-        if config.lr_scheduler_type == "cosine":
-            return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
-        return 1.0
-
-    return factor
-
-
-def _entropy_sum(logits: torch.Tensor) -> float:
-    with torch.no_grad():
-        logp = torch.log_softmax(logits.detach().float(), dim=-1)
-        return float(-(logp.exp() * logp).sum())
-
-
-def _reward_metrics(groups: list[list[Trajectory]], rollouts: list[list[Trajectory]]) -> dict[str, Any]:
-    """Rewards of every episode rolled out this step (kept and dropped groups alike, so the curve is honest),
-    failed episodes left out: what they got is not a reward."""
-    episodes = [t for group in rollouts for t in group if not t.failed]
-    if not episodes:
-        return {}
-    rewards = np.array([t.total_reward for t in episodes])
-    out: dict[str, Any] = {"reward_mean": float(rewards.mean()), "reward_std": float(rewards.std()),
-                           "episodes": len(episodes), "turns_mean": float(np.mean([len(t.turn_rewards) for t in episodes])),
-                           "truncated_fraction": float(np.mean([t.truncated for t in episodes])),
-                           "completion_tokens_mean": float(np.mean([t.num_policy_tokens for t in episodes]))}
-    if any("tool_calls" in turn.info for t in episodes for turn in t.episode.turns):  # a tool env: is the tool used?
-        out["tool_calls_mean"] = float(np.mean([sum(turn.info.get("tool_calls", 0) for turn in t.episode.turns)
-                                                for t in episodes]))
-    names = sorted({name for t in episodes for turn in t.turn_reward_components for name in turn})
-    for name in names:
-        out[f"reward/{name}"] = float(np.mean([sum(turn.get(name, 0.0) for turn in t.turn_reward_components)
-                                               for t in episodes]))
-    return out
-
-
-def _failure_metrics(rollouts: list[list[Trajectory]]) -> dict[str, Any]:
-    """How many episodes failed (env, verifier, sandbox or model request) and in how many groups, and a sample
-    of what went wrong; none of them was trained on."""
-    failed = [t for group in rollouts for t in group if t.failed]
-    out: dict[str, Any] = {"episodes_failed": len(failed),
-                           "groups_failed": sum(any(t.failed for t in group) for group in rollouts)}
-    if failed:
-        out["failure_example"] = failed[0].error
-    return out

@@ -45,7 +45,7 @@ from envgym.episode import Episode, to_jsonable
 from envgym.export import RUN_FILES, read_run
 from envgym.integrations.inspect_ai import episode_summary, inspect_messages, tool_info
 
-RESULTS_FILE = "results.json"  # what envgym eval writes next to samples.jsonl (envgym.agents.evaluate)
+RESULTS_FILE = "results.json"  # what envgym eval writes next to samples.jsonl (envgym.agents.evaluation.evaluate)
 SCORER = "envgym_reward"
 
 

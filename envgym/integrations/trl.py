@@ -121,7 +121,7 @@ class EnvgymRolloutFunc:
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         """TRL's hook: ``prompts`` are this process's rows (each repeated ``num_generations`` times in a row)."""
-        from envgym.agents.policy import SamplingParams
+        from envgym.agents.engines.policy import SamplingParams
         from envgym.agents.rollout import rollout
         from envgym.integrations.trl_policy import TrainerPolicy
 

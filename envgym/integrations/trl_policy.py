@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.agents.policy import Generation, SamplingParams
-from envgym.agents.transformers_policy import TransformersPolicy
+from envgym.agents.engines.policy import Generation, SamplingParams
+from envgym.agents.engines.transformers_policy import TransformersPolicy
 
 
 class TrainerPolicy(TransformersPolicy):
-    """:class:`~envgym.agents.transformers_policy.TransformersPolicy`'s batched generation, on ``trainer``'s
+    """:class:`~envgym.agents.engines.transformers_policy.TransformersPolicy`'s batched generation, on ``trainer``'s
     model, unwrapped for generation the way TRL itself does it (DeepSpeed/FSDP parameters gathered, gradient
     checkpointing off while generating). The model is used as it is: never copied, moved or put in eval mode
     (TRL reads ``model.training`` right after the rollout to tell training from evaluation)."""

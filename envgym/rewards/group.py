@@ -1,6 +1,6 @@
 """Group rewards: values computed over the G episodes of one task after they end (never inside ``Env.step``).
 
-The trainer (:mod:`envgym.agents.group_rewards`) gives each group's final answers to :func:`group_values`; the
+The trainer (:mod:`envgym.agents.training.group_rewards`) gives each group's final answers to :func:`group_values`; the
 answers are compared with the equivalence the component names (:func:`answer_equivalence`), so ``1/2``, ``0.5``
 and ``\\frac{1}{2}`` are one answer for a math env.
 """

@@ -12,7 +12,7 @@
    weights (GDPO divides them out).
 
 Group components (``majority_vote``, ``self_consistency``) are not computed here: the trainer adds them after a
-group's episodes end (:mod:`envgym.agents.group_rewards`).
+group's episodes end (:mod:`envgym.agents.training.group_rewards`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ files found by name, YAML errors with file and line, config types against the da
 
 import pytest
 
-from envgym.agents.evaluate import EnvEval
+from envgym.agents.evaluation.evaluate import EnvEval
 from envgym.agents.preflight import (PACKAGE_DIR, BadInput, check_config_fields, check_env_kwargs, find_config,
                                      read_mapping)
 
@@ -36,14 +36,14 @@ def test_a_yaml_syntax_error_names_file_and_line(tmp_path):
 
 
 def test_a_config_value_of_the_wrong_type_names_the_field_and_the_type():
-    from envgym.agents.grpo import GRPOConfig
+    from envgym.agents.training.grpo import GRPOConfig
 
     with pytest.raises(BadInput, match=r"^x.yaml: learning_rate must be a float, got 'fast'$"):
         check_config_fields({"learning_rate": "fast"}, GRPOConfig, "x.yaml")
 
 
 def test_yaml_number_strings_become_numbers_and_optional_fields_take_null():
-    from envgym.agents.grpo import GRPOConfig
+    from envgym.agents.training.grpo import GRPOConfig
 
     fields = check_config_fields({"learning_rate": "1e-6", "max_grad_norm": None, "lora_r": 4}, GRPOConfig, "x")
     assert fields == {"learning_rate": 1e-6, "max_grad_norm": None, "lora_r": 4}

@@ -12,9 +12,9 @@ import pytest
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
 import envgym
-from envgym.agents.policy import Generation, SamplingParams, encode
+from envgym.agents.engines.policy import Generation, SamplingParams, encode
+from envgym.agents.engines.tokens import TemplateDeltas, TemplateError, TokenConversation
 from envgym.agents.rollout import rollout
-from envgym.agents.tokens import TemplateDeltas, TemplateError, TokenConversation
 from envgym.core import Env, Task, action_text
 from envgym.tasks import ListTaskSource
 from envgym.vector import VectorEnv
@@ -175,7 +175,7 @@ def test_templates_that_drop_a_finished_turns_content_are_rejected_with_a_reason
 
 
 def test_a_real_model_rollout_decodes_back_to_its_conversation():
-    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     policy = TransformersPolicy(tiny_model_path(), device="cpu")
     envs = envgym.make_vec("games/GuessNumber-v0", 2)

@@ -5,7 +5,7 @@ import pytest
 
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
-from envgym.agents.policy import Generation, SamplingParams
+from envgym.agents.engines.policy import Generation, SamplingParams
 from envgym.agents.rollout import rollout
 from envgym.core import Env, Task
 from envgym.tasks import ListTaskSource

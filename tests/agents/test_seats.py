@@ -6,7 +6,7 @@ import pytest
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
 import envgym  # noqa: E402
-from envgym.agents.policy import Generation  # noqa: E402
+from envgym.agents.engines.policy import Generation  # noqa: E402
 from envgym.agents.rollout import rollout  # noqa: E402
 from envgym.agents.seats import seat_groups, task_groups  # noqa: E402
 from envgym.envs.games.tictactoe_selfplay import TicTacToeSelfPlay  # noqa: E402

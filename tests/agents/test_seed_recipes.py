@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from envgym.agents.policy import Generation, SamplingParams, encode  # noqa: E402
-from envgym.agents.train_cli import read_recipe, read_recipe_file  # noqa: E402
+from envgym.agents.engines.policy import Generation, SamplingParams, encode  # noqa: E402
+from envgym.agents.training.train_cli import read_recipe, read_recipe_file  # noqa: E402
 
 RECIPES = Path(__file__).parents[2] / "envgym" / "recipes"
 SEEDS = ["ttrl", "noisy-reward", "clean-reward", "rpr", "judge", "process"]
@@ -86,7 +86,7 @@ def _ttrl_step() -> tuple[dict, list[list[float]], list[str]]:
     """One training step of the TTRL recipe as `envgym train --config` builds it, on the tiny model."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.tiny_models import tiny_model_path
 
     env, env_kwargs, _, config = _recipe("ttrl")
@@ -131,7 +131,7 @@ def test_the_judge_recipe_killed_mid_run_counts_episodes_failed_not_zeros():
     timeouts and retries as written; only the address is the test server's)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
     from envgym.rewards import RewardSpec
     from helpers.scripted_judge import responses_of, scripted_judge
     from helpers.tiny_models import tiny_model_path

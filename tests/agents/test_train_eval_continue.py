@@ -9,7 +9,7 @@ pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from envgym.agents.models import packaged_model_dir  # noqa: E402
+from envgym.agents.engines.models import packaged_model_dir  # noqa: E402
 from envgym.cli import app  # noqa: E402
 from helpers.tiny_models import tiny_model_path  # noqa: E402
 

@@ -31,7 +31,7 @@ def play(task_index: int, actions: list) -> Episode:
 
 def write_run(folder: Path, episodes: list[Episode], name: str = "samples.jsonl") -> Path:
     """A run folder as envgym eval leaves it: one samples.jsonl record (eval's own ``sample_record``) per line."""
-    from envgym.agents.evaluate import sample_record
+    from envgym.agents.evaluation.evaluate import sample_record
 
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / name).open("w", encoding="utf-8") as handle:

@@ -1,7 +1,7 @@
 """suites/guru.yaml: one env per Guru domain, each built from the suite's kwargs and paying its honest answer."""
 
 import envgym
-from envgym.agents.evaluate import load_suite
+from envgym.agents.evaluation.evaluate import load_suite
 
 def test_the_suite_has_one_env_per_guru_domain():
     entries, _ = load_suite("guru")

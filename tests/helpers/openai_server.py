@@ -6,7 +6,7 @@ installed) in a subprocess.
     >>> with openai_server(tiny_model_path()) as base_url:    # e.g. "http://127.0.0.1:54321/v1"
     ...     ...                                               # POST f"{base_url}/chat/completions"
 
-The server is the project's own (``envgym.agents.server``): ``transformers serve`` needs extra packages
+The server is the project's own (``envgym.agents.engines.server``): ``transformers serve`` needs extra packages
 and Hub access. It returns OpenAI fields plus, when asked with vLLM's ``return_token_ids``, the ``token_ids``.
 """
 
@@ -33,7 +33,7 @@ def free_port() -> int:
 def openai_server(model_path: str, *, startup_timeout: float = 120.0) -> Iterator[str]:
     """Start the server on a free port, wait until it answers, yield its ``/v1`` base URL, then stop it."""
     port = free_port()
-    command = [sys.executable, "-m", "envgym.agents.server", "--model", model_path, "--port", str(port),
+    command = [sys.executable, "-m", "envgym.agents.engines.server", "--model", model_path, "--port", str(port),
                "--device", "cpu"]
     with _serving(command, port, "the model server", startup_timeout) as base_url:
         yield base_url

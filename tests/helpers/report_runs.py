@@ -5,8 +5,8 @@ and their results, an invalid action, an env failure, hostile text)."""
 import json
 from pathlib import Path
 
-from envgym.agents.evaluate import EnvEval, sample_record, summarize
-from envgym.agents.report import write_reports
+from envgym.agents.evaluation.evaluate import EnvEval, sample_record, summarize
+from envgym.agents.evaluation.report import write_reports
 from envgym.episode import Episode, Turn
 
 ENV = "math/Calculator-v0"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.agents.policy import Generation, SamplingParams, encode
+from envgym.agents.engines.policy import Generation, SamplingParams, encode
 
 SCRIPTED_LOGPROB = -0.5
 

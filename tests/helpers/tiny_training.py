@@ -13,8 +13,8 @@ def train_tiny(make_env: Callable[[], Any], *, steps: int = 2, max_completion_le
     """``steps`` GRPO steps (4 samples of 1 task each) of the tiny model on ``make_env()``; the metrics rows."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.trainer import GRPOTrainer
 
     path = tiny_model_path()
     model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)

@@ -1,6 +1,6 @@
 """``envgym bench learn``'s verdict: the step at which a curve's 10-step average first reaches a reward."""
 
-from envgym.agents.learn_bench import WINDOW, first_step_reaching
+from envgym.agents.benchmarks.learn_bench import WINDOW, first_step_reaching
 
 
 def test_the_first_step_whose_trailing_average_reaches_the_target():
@@ -16,7 +16,7 @@ def test_a_curve_that_never_gets_there_has_no_step():
 
 
 def test_a_seed_fixes_one_task_order_for_both_sides():
-    from envgym.agents.learn_bench import fixed_order_sampler, task_order
+    from envgym.agents.benchmarks.learn_bench import fixed_order_sampler, task_order
 
     order = task_order(3, steps=4, per_step=2, num_tasks=10**9)
     assert order == task_order(3, steps=4, per_step=2, num_tasks=10**9) != task_order(4, 4, 2, 10**9)
@@ -27,7 +27,7 @@ def test_a_seed_fixes_one_task_order_for_both_sides():
 
 
 def test_the_summary_gives_mean_and_spread_over_seeds_against_trls_final_reward():
-    from envgym.agents.learn_bench import summarize
+    from envgym.agents.benchmarks.learn_bench import summarize
 
     steps = 2 * WINDOW
     ours = [[0.0] * WINDOW + [1.0] * WINDOW, [0.0] * (WINDOW + 2) + [1.0] * (WINDOW - 2)]
@@ -46,7 +46,7 @@ def test_the_summary_gives_mean_and_spread_over_seeds_against_trls_final_reward(
 
 
 def test_a_side_whose_runs_do_not_all_reach_the_target_does_not_meet_it():
-    from envgym.agents.learn_bench import summarize
+    from envgym.agents.benchmarks.learn_bench import summarize
 
     runs = {"envgym": [{"seed": 0, "rewards": [0.0] * WINDOW, "seconds": 1.0}],
             "trl": [{"seed": 0, "rewards": [0.5] * WINDOW, "seconds": 1.0}]}
@@ -55,7 +55,7 @@ def test_a_side_whose_runs_do_not_all_reach_the_target_does_not_meet_it():
 
 
 def test_a_run_shorter_than_two_windows_is_compared_over_half_its_length():
-    from envgym.agents.learn_bench import summarize, window_for
+    from envgym.agents.benchmarks.learn_bench import summarize, window_for
 
     assert window_for(40) == window_for(2 * WINDOW) == WINDOW and window_for(12) == 6
     runs = {"envgym": [{"seed": 0, "rewards": [0.0] * 6 + [1.0] * 6, "seconds": 12.0}],

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from envgym.agents import learn_bench_tool
-from envgym.agents.learn_bench_tool import steps_of, summarize_tool, unshaped_names
+from envgym.agents.benchmarks import learn_bench_tool
+from envgym.agents.benchmarks.learn_bench_tool import steps_of, summarize_tool, unshaped_names
 from envgym.benchmarks.report import WorkerFailed
 from envgym.cli import app
 
-TOOL_RECIPE = Path(__file__).parents[2] / "recipes" / "smollm2-tool-cpu.yaml"
+TOOL_RECIPE = Path(__file__).parents[3] / "recipes" / "smollm2-tool-cpu.yaml"
 TEMPLATE_REFUSED = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in __init__\n"
                     "ValueError: The provided chat template does not support tool calling.\n")
 
@@ -28,7 +28,7 @@ def test_the_tasks_of_each_step_are_read_from_the_episodes_played():
 
 
 def test_tool_calls_are_counted_per_episode_as_our_trainer_logs_them():
-    from envgym.agents.learn_bench_tool import calls_per_episode
+    from envgym.agents.benchmarks.learn_bench_tool import calls_per_episode
     from envgym.episode import Turn
 
     called, answered = Turn("<calc>2*3</calc>", [], 0.5, info={"tool_calls": 1}), Turn("6", [], 1.0, info={})
@@ -36,7 +36,7 @@ def test_tool_calls_are_counted_per_episode_as_our_trainer_logs_them():
 
 
 def test_the_unshaped_reward_is_the_env_sourced_components_of_the_recipe():
-    from envgym.agents.train_cli import read_recipe
+    from envgym.agents.training.train_cli import read_recipe
 
     _, env_kwargs, _, _ = read_recipe(TOOL_RECIPE, {})
     assert unshaped_names(env_kwargs) == ["correct"]  # not tool_bonus, the shaping

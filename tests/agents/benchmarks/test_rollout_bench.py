@@ -11,8 +11,9 @@ from envgym.cli import app
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from envgym.agents.bench import _bounds, _decode_matmul_ms, _decode_products, _Recorder, _weight_sizes  # noqa: E402
-from envgym.agents.policy import Generation, SamplingParams  # noqa: E402
+from envgym.agents.benchmarks.rollout_bench import (_bounds, _decode_matmul_ms, _decode_products,  # noqa: E402
+                                                    _Recorder, _weight_sizes)
+from envgym.agents.engines.policy import Generation, SamplingParams  # noqa: E402
 
 
 def _llama(tied: bool, layers: int = 1):
@@ -41,7 +42,7 @@ def test_decode_products_fuse_the_layers_of_a_block_that_read_the_same_input():
 @pytest.mark.vllm
 def test_with_vllm_the_decode_products_are_also_timed_with_onednn_and_every_kernel_computes_the_same():
     pytest.importorskip("vllm")
-    from envgym.agents.bench import _matmul_kernels
+    from envgym.agents.benchmarks.rollout_bench import _matmul_kernels
 
     x, weight = torch.randn(16, 576), torch.randn(4608, 576)
     kernels = _matmul_kernels(weight)
@@ -85,7 +86,7 @@ def test_the_least_work_counts_decode_steps_and_only_prompt_tokens_no_earlier_se
 def test_phases_time_fresh_prompts_even_where_the_chat_template_refuses_system_messages():
     from helpers.tiny_models import tiny_model_path
 
-    from envgym.agents.bench import _phases
+    from envgym.agents.benchmarks.rollout_bench import _phases
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_model_path())
     tokenizer.chat_template = ("{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system') }}"
@@ -135,8 +136,8 @@ def test_every_timed_run_starts_with_an_empty_prefix_cache():
     """The loop, its replay (the same prompts again) and each phase run: none reuses an earlier run's cache."""
     from helpers.tiny_models import tiny_model_path
 
-    from envgym.agents.bench import _measure, _phases
-    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.benchmarks.rollout_bench import _measure, _phases
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     events = []
 

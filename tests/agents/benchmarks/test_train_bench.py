@@ -35,7 +35,7 @@ def test_the_vllm_pairing_without_vllm_says_how_to_get_it():
 
 def test_trl_gets_our_settings_where_its_defaults_differ():
     trl = pytest.importorskip("trl")
-    from envgym.agents.train_bench import MATCHED_SETTINGS, envgym_config, trl_arguments
+    from envgym.agents.benchmarks.train_bench import MATCHED_SETTINGS, envgym_config, trl_arguments
 
     ours = envgym_config(2)
     for engine in ("transformers", "vllm"):
@@ -47,7 +47,7 @@ def test_trl_gets_our_settings_where_its_defaults_differ():
 def fake_workers(monkeypatch, failing_side):
     """bench train with workers that return numbers at once, ``failing_side``'s dying as TRL's vLLM sync does."""
     pytest.importorskip("trl")
-    from envgym.agents import train_bench
+    from envgym.agents.benchmarks import train_bench
     from envgym.benchmarks.report import WorkerFailed
 
     stderr = ('Traceback (most recent call last):\n  File "vllm_generation.py", line 511, in sync_weights\n'
@@ -82,7 +82,7 @@ def test_our_side_failing_fails_the_benchmark(monkeypatch):
 
 
 def test_the_reason_names_trls_weight_sync_when_that_is_where_it_died():
-    from envgym.agents.train_bench import peer_failure_reason
+    from envgym.agents.benchmarks.train_bench import peer_failure_reason
     from envgym.benchmarks.report import WorkerFailed
 
     failure = WorkerFailed("trl (vllm)", 1, '  File "x.py", line 1, in sync_weights\nAttributeError: no weight_loader\n')

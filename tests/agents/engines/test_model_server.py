@@ -3,8 +3,8 @@
 import pytest
 from fastapi.testclient import TestClient
 
-from envgym.agents.server import build_app
-from envgym.agents.transformers_policy import TransformersPolicy
+from envgym.agents.engines.server import build_app
+from envgym.agents.engines.transformers_policy import TransformersPolicy
 from helpers.tiny_models import tiny_model_path
 
 CHAT = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "temperature": 0}
@@ -54,7 +54,7 @@ def test_serving_a_model_that_is_not_there_is_one_line_before_loading_anything(t
 
 
 def test_a_training_checkpoint_is_served(tmp_path):
-    from envgym.agents.models import load_causal_lm, load_tokenizer, write_checkpoint_info
+    from envgym.agents.engines.models import load_causal_lm, load_tokenizer, write_checkpoint_info
 
     model = load_causal_lm(tiny_model_path())
     model.save_pretrained(tmp_path / "step-1")

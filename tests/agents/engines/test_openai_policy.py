@@ -3,10 +3,10 @@
 import pytest
 
 import envgym
-from envgym.agents.openai_policy import OpenAIPolicy
-from envgym.agents.policy import SamplingParams, render_prompt
+from envgym.agents.engines.openai_policy import OpenAIPolicy
+from envgym.agents.engines.policy import SamplingParams, render_prompt
+from envgym.agents.engines.transformers_policy import TransformersPolicy
 from envgym.agents.rollout import rollout
-from envgym.agents.transformers_policy import TransformersPolicy
 from helpers.openai_server import free_port, openai_server
 from helpers.tiny_models import tiny_model_path
 

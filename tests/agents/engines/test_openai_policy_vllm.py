@@ -4,7 +4,7 @@ Runs where vLLM is installed (`make test-vllm`)."""
 
 import pytest
 
-from envgym.agents.policy import SamplingParams, render_prompt
+from envgym.agents.engines.policy import SamplingParams, render_prompt
 
 pytestmark = pytest.mark.vllm
 
@@ -23,7 +23,7 @@ def served():
 
 
 def test_chat_samples_get_their_own_seeds_and_real_token_ids(served):
-    from envgym.agents.openai_policy import OpenAIPolicy
+    from envgym.agents.engines.openai_policy import OpenAIPolicy
 
     base_url, path, tokenizer = served
     policy = OpenAIPolicy(base_url, path)
@@ -39,7 +39,7 @@ def test_token_level_completions_report_the_temperature_scaled_logprobs_of_the_m
     import torch
     from transformers import AutoModelForCausalLM
 
-    from envgym.agents.openai_policy import OpenAIPolicy
+    from envgym.agents.engines.openai_policy import OpenAIPolicy
 
     base_url, path, tokenizer = served
     policy = OpenAIPolicy(base_url, path, endpoint="completions", tokenizer=tokenizer)
@@ -54,8 +54,8 @@ def test_token_level_completions_report_the_temperature_scaled_logprobs_of_the_m
 
 
 def test_an_eval_through_the_server_counts_the_tokens_it_sampled(served, tmp_path):
-    from envgym.agents.evaluate import build_env_eval, evaluate
-    from envgym.agents.openai_policy import OpenAIPolicy
+    from envgym.agents.engines.openai_policy import OpenAIPolicy
+    from envgym.agents.evaluation.evaluate import build_env_eval, evaluate
 
     base_url, path, _ = served
     config = build_env_eval({"id": "math/Arithmetic-v0", "n": 2, "n_tasks": 2, "k": [1, 2], "max_new_tokens": 8})

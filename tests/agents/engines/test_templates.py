@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
-from envgym.agents import templates
-from envgym.agents.models import load_tokenizer, packaged_model_dir
-from envgym.agents.templates import check_template
+from envgym.agents.engines import templates
+from envgym.agents.engines.models import load_tokenizer, packaged_model_dir
+from envgym.agents.engines.templates import check_template
 from envgym.tools import parse_turn
 from helpers.chat_templates import byte_tokenizer, family_tokenizers
 from helpers.tiny_models import tiny_model_path
@@ -101,7 +101,7 @@ def test_calls_are_parsed_as_transformers_response_parser_reads_them(families, f
 
 def test_rollouts_log_the_verdict_once_per_template(families, caplog, monkeypatch):
     monkeypatch.setattr(templates, "_checked", {})
-    with caplog.at_level(logging.WARNING, logger="envgym.agents.templates"):
+    with caplog.at_level(logging.WARNING, logger="envgym.agents.engines.templates"):
         templates.template_deltas(families["qwen3"])
         templates.template_deltas(families["qwen3"])
         templates.template_deltas(families["qwen2.5"])

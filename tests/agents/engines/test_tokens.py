@@ -7,9 +7,9 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
-from envgym.agents.policy import Generation, encode
-from envgym.agents.templates import TOOLS
-from envgym.agents.tokens import TemplateDeltas, TemplateError, TokenConversation
+from envgym.agents.engines.policy import Generation, encode
+from envgym.agents.engines.templates import TOOLS
+from envgym.agents.engines.tokens import TemplateDeltas, TemplateError, TokenConversation
 from envgym.tools import parse_turn
 from envgym.tools.parsing import CALL_FORMATS
 from helpers.chat_templates import CHATML, byte_tokenizer, family_tokenizers

@@ -9,8 +9,8 @@ pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips th
 pytest.importorskip("transformers")
 import torch
 
-from envgym.agents.policy import SamplingParams, render_prompt
-from envgym.agents.transformers_policy import TransformersPolicy
+from envgym.agents.engines.policy import SamplingParams, render_prompt
+from envgym.agents.engines.transformers_policy import TransformersPolicy
 from helpers.tiny_models import tiny_model_path
 
 PROMPT = [{"role": "user", "content": "Say a number."}]

@@ -4,8 +4,8 @@ tiny model (runs only where vLLM is installed: `pip install 'envgym[vllm]'`, `py
 import pytest
 
 import envgym
-from envgym.agents.policy import SamplingParams
-from envgym.agents.vllm_policy import engine_options, request_sampling
+from envgym.agents.engines.policy import SamplingParams
+from envgym.agents.engines.vllm_policy import engine_options, request_sampling
 
 
 def test_engine_options_ask_for_the_logprobs_tokens_were_sampled_from():
@@ -51,7 +51,7 @@ def test_every_request_stops_on_the_tokens_that_end_a_turn():
 
 def test_the_turn_ends_are_the_generation_configs_eos_ids_then_the_tokenizers(tmp_path):
     transformers = pytest.importorskip("transformers")
-    from envgym.agents.vllm_policy import turn_end_ids
+    from envgym.agents.engines.vllm_policy import turn_end_ids
 
     class Tokenizer:
         eos_token_id = 2
@@ -70,7 +70,7 @@ def test_an_unseeded_batch_stays_unseeded():
 @pytest.fixture(scope="module")
 def vllm_policy():
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
-    from envgym.agents.vllm_policy import VLLMPolicy
+    from envgym.agents.engines.vllm_policy import VLLMPolicy
     from helpers.tiny_models import tiny_model_path
 
     return VLLMPolicy(tiny_model_path(), dtype="float32", enforce_eager=True)
@@ -90,7 +90,7 @@ def test_vllm_rollout_yields_trajectories_with_sampled_logprobs(vllm_policy):
 
 @pytest.mark.vllm
 def test_vllm_samples_of_one_prompt_differ_and_one_seed_reproduces_them(vllm_policy):
-    from envgym.agents.policy import render_prompt
+    from envgym.agents.engines.policy import render_prompt
 
     prompt = render_prompt(vllm_policy.tokenizer, [{"role": "user", "content": "Say a number."}])
     sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=5)
@@ -108,9 +108,9 @@ def test_after_a_weight_sync_the_engine_samples_from_the_updated_model(adapters)
     import torch
     from transformers import AutoModelForCausalLM
 
-    from envgym.agents.policy import render_prompt
-    from envgym.agents.transformers_policy import TransformersPolicy
-    from envgym.agents.vllm_policy import VLLMPolicy
+    from envgym.agents.engines.policy import render_prompt
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.vllm_policy import VLLMPolicy
     from helpers.tiny_models import tiny_model_path
 
     engine = VLLMPolicy(tiny_model_path(), dtype="float32", enforce_eager=True)
@@ -148,9 +148,9 @@ def test_the_trainer_with_a_vllm_engine_samples_from_the_model_it_trains():
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.trainer import GRPOTrainer
-    from envgym.agents.vllm_policy import VLLMPolicy
+    from envgym.agents.engines.vllm_policy import VLLMPolicy
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.say_a_digit import SayADigit
     from helpers.tiny_models import tiny_model_path
 
@@ -176,7 +176,7 @@ def test_envgym_train_rolls_out_with_vllm_when_it_is_installed(tmp_path):
 
     from typer.testing import CliRunner
 
-    from envgym.agents.policy import default_engine
+    from envgym.agents.engines.policy import default_engine
     from envgym.cli import app
     from helpers.tiny_models import tiny_model_path
 
@@ -199,9 +199,9 @@ def test_vllm_stops_on_an_extra_eos_id_of_the_generation_config_as_transformers_
 
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    from envgym.agents.policy import render_prompt
-    from envgym.agents.transformers_policy import TransformersPolicy
-    from envgym.agents.vllm_policy import VLLMPolicy
+    from envgym.agents.engines.policy import render_prompt
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.vllm_policy import VLLMPolicy
     from helpers.tiny_models import tiny_model_path
 
     path = tmp_path / "model"

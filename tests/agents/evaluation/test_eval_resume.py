@@ -6,9 +6,9 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from envgym.agents.eval_resume import ResumeMismatch
-from envgym.agents.evaluate import SAMPLES_FILE, build_env_eval, evaluate
-from envgym.agents.transformers_policy import TransformersPolicy
+from envgym.agents.engines.transformers_policy import TransformersPolicy
+from envgym.agents.evaluation.eval_resume import ResumeMismatch
+from envgym.agents.evaluation.evaluate import SAMPLES_FILE, build_env_eval, evaluate
 from envgym.cli import app
 from helpers.tiny_models import tiny_model_path
 

@@ -7,8 +7,8 @@ import pytest
 
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
-from envgym.agents.evaluate import EnvEval, evaluate
-from envgym.agents.report import write_reports
+from envgym.agents.evaluation.evaluate import EnvEval, evaluate
+from envgym.agents.evaluation.report import write_reports
 from envgym.core import Env, Task, action_text
 from envgym.tasks import ListTaskSource
 from helpers.scripted_policy import ScriptedPolicy

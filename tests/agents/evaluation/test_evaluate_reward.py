@@ -1,6 +1,6 @@
 import pytest
 
-from envgym.agents.evaluate import build_env_eval, load_suite
+from envgym.agents.evaluation.evaluate import build_env_eval, load_suite
 
 VOTE_FREE = {"components": [{"name": "correct", "source": "env", "weight": 2.0}]}
 
@@ -54,7 +54,7 @@ def test_eval_refuses_a_bad_reward_file_with_its_key_path(tmp_path):
 def test_eval_maj_at_k_counts_one_answer_written_three_ways(tmp_path):
     from transformers import AutoTokenizer
 
-    from envgym.agents.evaluate import EnvEval, evaluate
+    from envgym.agents.evaluation.evaluate import EnvEval, evaluate
     from helpers.scripted_policy import ScriptedPolicy
     from helpers.tiny_models import tiny_model_path
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from envgym.agents.metrics import majority_correct, pass_at_k, task_metrics
+from envgym.agents.evaluation.metrics import majority_correct, pass_at_k, task_metrics
 
 
 def test_pass_at_1_is_the_fraction_correct():

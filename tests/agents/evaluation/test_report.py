@@ -3,8 +3,8 @@ reports from its files."""
 
 import pytest
 
-from envgym.agents.report import read_run, write_reports
-from envgym.agents.report_transcripts import page_name
+from envgym.agents.evaluation.report import read_run, write_reports
+from envgym.agents.evaluation.report_transcripts import page_name
 from helpers.report_runs import ENV, write_run
 
 
@@ -29,7 +29,7 @@ def test_a_missing_run_is_named_with_what_to_give(tmp_path):
 
 def test_the_pass_at_k_axis_ticks_only_integers():
     pytest.importorskip("matplotlib")
-    from envgym.agents.report import pass_at_k_figure
+    from envgym.agents.evaluation.report import pass_at_k_figure
 
     figure = pass_at_k_figure({"envs": {"a": {"pass@1": 0.2, "pass@2": 0.3, "pass@4": 0.5}}})
     low, high = figure.axes[0].get_xlim()

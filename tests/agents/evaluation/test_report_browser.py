@@ -8,8 +8,8 @@ import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from envgym.agents.report_compare import write_comparison  # noqa: E402
-from envgym.agents.report_transcripts import page_name  # noqa: E402
+from envgym.agents.evaluation.report_compare import write_comparison  # noqa: E402
+from envgym.agents.evaluation.report_transcripts import page_name  # noqa: E402
 from helpers.report_runs import ENV, write_run  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -5,8 +5,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from envgym.agents.report_compare import task_passes, write_comparison
-from envgym.agents.report_transcripts import page_name
+from envgym.agents.evaluation.report_compare import task_passes, write_comparison
+from envgym.agents.evaluation.report_transcripts import page_name
 from helpers.report_runs import ENV, HOSTILE, write_run
 
 
@@ -113,7 +113,7 @@ def test_two_runs_of_one_model_are_told_apart_by_their_folders(tmp_path):
 
 
 def test_envs_in_one_run_only_are_named_as_left_out():
-    from envgym.agents.report_compare import comparison_page
+    from envgym.agents.evaluation.report_compare import comparison_page
 
     a = {"model": "A", "envs": {"x/One-v0": {}, "x/Two-v0": {}}}
     b = {"model": "B", "envs": {"x/Two-v0": {}, "x/Three-v0": {}}}

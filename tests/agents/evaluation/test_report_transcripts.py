@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from envgym.agents.report_transcripts import MESSAGE_LIMIT, message_html, page_name, transcript_page
+from envgym.agents.evaluation.report_transcripts import MESSAGE_LIMIT, message_html, page_name, transcript_page
 from helpers.report_runs import ENV, HOSTILE, write_run
 
 
@@ -91,7 +91,7 @@ def test_page_names_are_file_names():
 
 
 def test_earlier_prompt_messages_are_folded_and_the_task_is_shown():
-    from envgym.agents.report_transcripts import episode_html
+    from envgym.agents.evaluation.report_transcripts import episode_html
 
     prompt = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "2+2?"},
               {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"}]

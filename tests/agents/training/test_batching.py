@@ -7,10 +7,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import envgym  # noqa: E402
-from envgym.agents import trainer as trainer_module
-from envgym.agents.batching import batch_cost, micro_batches, pad_batch
-from envgym.agents.grpo import GRPOConfig
-from envgym.agents.trainer import GRPOTrainer
+from envgym.agents.training import trainer as trainer_module
+from envgym.agents.training.batching import batch_cost, micro_batches, pad_batch
+from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.trainer import GRPOTrainer
 from envgym.agents.trajectory import Trajectory
 from helpers.say_a_digit import SayADigit
 from helpers.tiny_models import tiny_model_path

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from envgym.agents.curriculum import LevelCurriculum
+from envgym.agents.training.curriculum import LevelCurriculum
 
 
 def play(curriculum, steps, skill_at, groups=4, group_size=4, seed=0):

@@ -7,9 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from envgym.agents.entropy_control import (clip_cov_selection, kl_cov_selection, token_covariance,  # noqa: E402
-                                           token_entropies)
-from envgym.agents.grpo import GRPOConfig, policy_loss  # noqa: E402
+from envgym.agents.training.entropy_control import (clip_cov_selection, kl_cov_selection,  # noqa: E402
+                                                    token_covariance, token_entropies)
+from envgym.agents.training.grpo import GRPOConfig, policy_loss  # noqa: E402
 
 # Three policy tokens and one padding token. Mean logprob -2 and mean advantage 0 over the policy tokens, so
 # Cov = (lp + 2) * A = (1)(1), (0)(1), (-1)(-2) = 1, 0, 2; the padding token gets 0 whatever its values.
@@ -92,7 +92,7 @@ def test_bad_entropy_settings_are_refused(fields, message):
 def test_the_trainer_runs_with_an_entropy_bonus_and_kl_cov():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.tiny_models import tiny_model_path
 
     path = tiny_model_path()

@@ -3,7 +3,7 @@ import random
 import pytest
 
 import envgym
-from envgym.agents.group_rewards import apply_group_rewards, group_reward_metrics
+from envgym.agents.training.group_rewards import apply_group_rewards, group_reward_metrics
 from envgym.agents.trajectory import Trajectory
 from envgym.rewards import RewardSpec
 
@@ -120,8 +120,8 @@ def test_the_trainer_adds_group_rewards_and_logs_them():
     pytest.importorskip("torch")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.scripted_policy import ScriptedPolicy
     from helpers.tiny_models import tiny_model_path
 

@@ -12,8 +12,8 @@ from helpers.scripted_judge import responses_of, scripted_judge, user_text  # no
 def _trainer(judge: dict, num_tasks: int = 1, policy=None):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.tiny_models import tiny_model_path
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
@@ -28,7 +28,7 @@ def _by_length(body: dict) -> str:
 
 
 def test_each_episode_gets_the_score_the_group_judge_gave_its_response():
-    from envgym.agents.group_rewards import final_response
+    from envgym.agents.training.group_rewards import final_response
 
     with scripted_judge(_by_length) as server:
         judge = {"name": "rank", "source": "judge_group", "base_url": server.base_url, "model": "m", "retries": 0}
@@ -66,8 +66,8 @@ def test_a_real_model_server_is_reached_and_its_unscored_judgement_fails_the_epi
 
 def test_a_gated_weighted_group_judgement_beside_the_verifier_reaches_gdpo_unweighted():
     import envgym
-    from envgym.agents.grpo import gdpo_advantages
-    from envgym.agents.group_rewards import apply_group_rewards
+    from envgym.agents.training.advantages import gdpo_advantages
+    from envgym.agents.training.group_rewards import apply_group_rewards
     from envgym.agents.trajectory import Trajectory
     from envgym.rewards import RewardSpec
 

@@ -11,8 +11,8 @@ pytest.importorskip("torch")
 from rich.console import Console  # noqa: E402
 
 from envgym.agents.cli_output import StepProgress, training_callback  # noqa: E402
-from envgym.agents.grpo import GRPOConfig  # noqa: E402
-from envgym.agents.learning_signal import learning_signal  # noqa: E402
+from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.training.learning_signal import learning_signal  # noqa: E402
 from envgym.agents.trajectory import Trajectory  # noqa: E402
 from envgym.episode import Episode  # noqa: E402
 from helpers.add_numbers import AddNumbers  # noqa: E402
@@ -42,8 +42,8 @@ def test_when_every_group_is_flat_the_warning_names_causes_and_remedies():
 
 
 def test_a_run_on_equal_rewards_warns_in_metrics_and_on_the_console(tmp_path):
-    from envgym.agents.train_cli import load_model
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.train_cli import load_model
+    from envgym.agents.training.trainer import GRPOTrainer
 
     model, tokenizer = load_model(tiny_model_path())
     config = GRPOConfig(num_generations=2, num_tasks_per_step=2, max_completion_length=3, max_steps=2)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from envgym.agents.curriculum import LevelCurriculum
-from envgym.agents.mixture import EnvMixture, MixtureMember, read_mixture, summary_lines
 from envgym.agents.preflight import BadInput
+from envgym.agents.training.curriculum import LevelCurriculum
+from envgym.agents.training.mixture import EnvMixture, MixtureMember, read_mixture, summary_lines
 
 
 def three_envs():

@@ -6,9 +6,9 @@ import pytest
 pytest.importorskip("torch")
 
 import envgym  # noqa: E402
-from envgym.agents.grpo import step_advantages, step_returns  # noqa: E402
-from envgym.agents.process_rewards import (apply_process_rewards, process_token_advantages,  # noqa: E402
-                                           segment_steps, step_token_spans)
+from envgym.agents.training.advantages import step_advantages, step_returns  # noqa: E402
+from envgym.agents.training.process_rewards import (apply_process_rewards, process_token_advantages,  # noqa: E402
+                                                    segment_steps, step_token_spans)
 from envgym.agents.trajectory import Trajectory  # noqa: E402
 from envgym.rewards import RewardSpec  # noqa: E402
 

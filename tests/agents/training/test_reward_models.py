@@ -49,7 +49,7 @@ def reward_model_path(tmp_path_factory):
 def test_the_value_is_the_models_logit_for_the_conversation_text(reward_model_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from envgym.agents.reward_models import RewardModel
+    from envgym.agents.training.reward_models import RewardModel
 
     scorer = RewardModel(reward_model_path, batch_size=2)
     questions, responses = ["What is 2+3?"] * 3, ["\\boxed{5}", "It is 6, I think, after a long thought.", "5"]
@@ -66,7 +66,7 @@ def test_the_value_is_the_models_logit_for_the_conversation_text(reward_model_pa
 
 
 def test_a_model_with_more_than_one_label_is_refused(tmp_path):
-    from envgym.agents.reward_models import RewardModel, RewardModelError
+    from envgym.agents.training.reward_models import RewardModel, RewardModelError
 
     _build(tmp_path, num_labels=3)
     with pytest.raises(RewardModelError, match="has 3 labels; a reward model has a scalar head"):
@@ -75,8 +75,8 @@ def test_a_model_with_more_than_one_label_is_refused(tmp_path):
 
 def test_the_trainer_adds_the_reward_models_score_weighted_to_each_episode(reward_model_path):
     import envgym
-    from envgym.agents.group_rewards import apply_group_rewards, final_response, question
-    from envgym.agents.reward_models import RewardModel
+    from envgym.agents.training.group_rewards import apply_group_rewards, final_response, question
+    from envgym.agents.training.reward_models import RewardModel
     from envgym.rewards import RewardSpec
 
     spec = {"components": [{"name": "rm", "source": "reward_model", "model": reward_model_path, "weight": 0.5}]}
@@ -89,7 +89,7 @@ def test_the_trainer_adds_the_reward_models_score_weighted_to_each_episode(rewar
 
 def test_a_reward_model_server_that_cannot_be_reached_fails_the_episodes():
     import envgym
-    from envgym.agents.group_rewards import apply_group_rewards
+    from envgym.agents.training.group_rewards import apply_group_rewards
     from envgym.rewards import RewardSpec
     from helpers.openai_server import free_port
 

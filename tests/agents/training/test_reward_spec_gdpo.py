@@ -8,7 +8,8 @@ import pytest
 pytest.importorskip("torch")
 
 import envgym  # noqa: E402
-from envgym.agents.grpo import GRPOConfig, turn_advantages  # noqa: E402
+from envgym.agents.training.advantages import turn_advantages  # noqa: E402
+from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
 from envgym.rewards import wrapper as reward_wrapper  # noqa: E402
 from envgym.verifiers.judge import Judge  # noqa: E402
 

@@ -7,8 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from envgym.agents.self_certainty import (sequence_self_certainty, token_self_certainty,  # noqa: E402
-                                          trajectory_self_certainty)
+from envgym.agents.training.self_certainty import (sequence_self_certainty, token_self_certainty,  # noqa: E402
+                                                   trajectory_self_certainty)
 from envgym.agents.trajectory import Trajectory  # noqa: E402
 
 

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("torch")
 
 import envgym  # noqa: E402
-from envgym.agents.trainer import _reward_metrics  # noqa: E402
+from envgym.agents.training.step_metrics import reward_metrics  # noqa: E402
 from envgym.agents.trajectory import Trajectory  # noqa: E402
 
 
@@ -22,9 +22,9 @@ def test_tool_calls_mean_is_the_mean_over_episodes_of_the_calls_each_made():
     group = [trajectory([{"tool_calls": 1}, {"tool_calls": 0}]),
              trajectory([{"tool_calls": 2}, {"tool_calls": 1}, {"tool_calls": 0}]),
              trajectory([{"tool_calls": 0}])]
-    assert _reward_metrics([group], [group])["tool_calls_mean"] == pytest.approx(4 / 3)
+    assert reward_metrics([group], [group])["tool_calls_mean"] == pytest.approx(4 / 3)
 
 
 def test_envs_without_tools_log_no_tool_calls_metric():
     group = [trajectory([{}]), trajectory([{"correct": True}])]
-    assert "tool_calls_mean" not in _reward_metrics([group], [group])
+    assert "tool_calls_mean" not in reward_metrics([group], [group])

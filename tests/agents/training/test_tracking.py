@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from envgym.agents import tracking  # noqa: E402
-from envgym.agents.grpo import GRPOConfig  # noqa: E402
 from envgym.agents.preflight import BadInput, check_report_to  # noqa: E402
+from envgym.agents.training import tracking  # noqa: E402
+from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
 from envgym.core import Env, Task, action_text  # noqa: E402
 from envgym.tasks.sources import ListTaskSource  # noqa: E402
 from helpers.tiny_models import tiny_model_path  # noqa: E402
@@ -45,7 +45,7 @@ def tracked_run(tmp_path_factory):
         pytest.skip("no tracker library installed (pip install 'envgym[tracking]')")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.trainer import GRPOTrainer
 
     root = tmp_path_factory.mktemp("tracking")
     out = root / "tracked-run"
@@ -102,7 +102,7 @@ def test_a_missing_tracker_library_names_the_extra(monkeypatch):
 
 
 def test_train_refuses_an_unknown_tracker_before_loading_a_model():
-    from envgym.agents.train_cli import plan_training
+    from envgym.agents.training.train_cli import plan_training
 
     with pytest.raises(BadInput, match="unknown tracker 'mlflow'"):
         plan_training(env="math/Arithmetic-v0", model=tiny_model_path(), config=None, env_kwargs=None, resume=None,

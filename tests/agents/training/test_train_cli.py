@@ -9,7 +9,7 @@ from helpers.tiny_models import tiny_model_path
 
 
 def test_train_command_writes_metrics_checkpoint_and_plot(tmp_path):
-    from envgym.agents.policy import default_engine
+    from envgym.agents.engines.policy import default_engine
 
     config = tmp_path / "grpo.yaml"
     config.write_text("num_tasks_per_step: 1\nmax_completion_length: 4\nmax_turns: 2\nenv_kwargs: {high: 3}\n")
@@ -46,7 +46,7 @@ def test_the_vllm_engine_without_vllm_names_the_extra_to_install(tmp_path):
     import pytest
 
     if importlib.util.find_spec("vllm") is not None:
-        pytest.skip("vLLM is installed here (tests/agents/test_vllm_policy.py trains with it)")
+        pytest.skip("vLLM is installed here (tests/agents/engines/test_vllm_policy.py trains with it)")
     result = CliRunner().invoke(app, ["train", "--env", "games/GuessNumber-v0", "--model", tiny_model_path(),
                                       "--engine", "vllm", "--out", str(tmp_path / "run")])
     assert result.exit_code == 2 and "envgym[vllm]" in result.output
@@ -55,7 +55,7 @@ def test_the_vllm_engine_without_vllm_names_the_extra_to_install(tmp_path):
 def test_the_default_engine_is_vllm_only_where_vllm_is_installed(monkeypatch):
     import importlib.util
 
-    from envgym.agents import policy
+    from envgym.agents.engines import policy
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
@@ -65,7 +65,7 @@ def test_the_default_engine_is_vllm_only_where_vllm_is_installed(monkeypatch):
 
 
 def test_a_recipes_reward_section_is_read_into_the_envs_arguments(tmp_path):
-    from envgym.agents.train_cli import read_recipe
+    from envgym.agents.training.train_cli import read_recipe
     from envgym.rewards import RewardSpec
 
     config = tmp_path / "ttrl.yaml"
@@ -89,7 +89,7 @@ def test_a_bad_reward_section_is_refused_before_any_rollout_with_its_key_path(tm
 
 def test_an_env_registered_unsafe_is_refused_without_the_opt_in(tmp_path, scratch_registry):
     import envgym
-    from envgym.agents.train_cli import plan_training
+    from envgym.agents.training.train_cli import plan_training
 
     envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True,
                     unsafe_reason="constant guesses win")

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from envgym.agents.preflight import BadInput
-from envgym.agents.train_cli import plan_training
+from envgym.agents.training.train_cli import plan_training
 from envgym.cli import app
 from helpers.tiny_models import tiny_model_path
 

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from envgym.agents import train_plot  # noqa: E402
+from envgym.agents.training import train_plot  # noqa: E402
 
 
 def lines_drawn(monkeypatch):

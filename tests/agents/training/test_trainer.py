@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("torch")
 
 import envgym  # noqa: E402
-from envgym.agents.grpo import GRPOConfig
-from envgym.agents.trainer import GRPOTrainer
+from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.trainer import GRPOTrainer
 from envgym.core import Env, Task, action_text
 from envgym.tasks.sources import ListTaskSource
 from helpers.tiny_models import tiny_model_path
@@ -217,7 +217,7 @@ class SameRewardTwoTurns(Env):
 def sampling_seeds_of_a_run():
     """The seed of every generate call of a 2-step run with 2 refill rounds per step and 2 turns per episode,
     and each request's seed."""
-    from envgym.agents.policy import request_seed
+    from envgym.agents.engines.policy import request_seed
 
     model, tokenizer = tiny()
     config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=2, dynamic_sampling=True,

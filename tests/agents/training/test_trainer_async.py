@@ -9,9 +9,9 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
-from envgym.agents.grpo import GRPOConfig
-from envgym.agents.trainer import GRPOTrainer
-from envgym.agents.transformers_policy import TransformersPolicy
+from envgym.agents.engines.transformers_policy import TransformersPolicy
+from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.trainer import GRPOTrainer
 from test_trainer import SayDigit, tiny
 
 

@@ -5,8 +5,8 @@ import pytest
 pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
 pytest.importorskip("transformers")
 
-from envgym.agents.grpo import GRPOConfig
-from envgym.agents.trainer import GRPOTrainer
+from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.trainer import GRPOTrainer
 from helpers.say_a_digit import SayADigit
 from helpers.tiny_models import tiny_model_path
 
@@ -29,7 +29,7 @@ class SeparateCopyEngine:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from envgym.agents.transformers_policy import TransformersPolicy
+        from envgym.agents.engines.transformers_policy import TransformersPolicy
 
         path = tiny_model_path()
         self.model = AutoModelForCausalLM.from_pretrained(path)

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
 pytest.importorskip("transformers")
 
-from envgym.agents.grpo import GRPOConfig
-from envgym.agents.trainer import GRPOTrainer
+from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.trainer import GRPOTrainer
 from envgym.core import Env, Task, action_text
 from envgym.tasks.sources import ListTaskSource
 from helpers.tiny_models import tiny_model_path

@@ -8,8 +8,8 @@ pytest.importorskip("torch")
 def test_an_unreachable_judge_counts_episodes_failed_not_zero_rewards():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.openai_server import free_port
     from helpers.scripted_policy import ScriptedPolicy
     from helpers.tiny_models import tiny_model_path
@@ -29,8 +29,8 @@ def test_an_unreachable_judge_counts_episodes_failed_not_zero_rewards():
 def test_a_group_judge_killed_mid_run_fails_the_later_groups_and_scores_the_earlier_ones():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.scripted_judge import responses_of, scripted_judge
     from helpers.tiny_models import tiny_model_path
 

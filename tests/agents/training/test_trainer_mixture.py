@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from envgym.agents.curriculum import LevelCurriculum  # noqa: E402
-from envgym.agents.grpo import GRPOConfig  # noqa: E402
-from envgym.agents.mixture import EnvMixture, MixtureMember  # noqa: E402
-from envgym.agents.trainer import GRPOTrainer  # noqa: E402
+from envgym.agents.training.curriculum import LevelCurriculum  # noqa: E402
+from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.training.mixture import EnvMixture, MixtureMember  # noqa: E402
+from envgym.agents.training.trainer import GRPOTrainer  # noqa: E402
 from envgym.core import Env, Task, action_text  # noqa: E402
 from envgym.tasks.sources import ListTaskSource  # noqa: E402
 from helpers.tiny_models import tiny_model_path  # noqa: E402

@@ -9,9 +9,9 @@ pytest.importorskip("torch")
 def test_a_training_step_adds_self_certainty_and_logs_process_rewards():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from envgym.agents.grpo import GRPOConfig
-    from envgym.agents.self_certainty import trajectory_self_certainty
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.self_certainty import trajectory_self_certainty
+    from envgym.agents.training.trainer import GRPOTrainer
     from helpers.tiny_models import tiny_model_path
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())

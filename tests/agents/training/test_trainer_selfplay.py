@@ -7,8 +7,8 @@ import pytest
 pytest.importorskip("torch")
 
 import envgym  # noqa: E402
-from envgym.agents.grpo import GRPOConfig  # noqa: E402
-from envgym.agents.trainer import GRPOTrainer  # noqa: E402
+from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.training.trainer import GRPOTrainer  # noqa: E402
 from envgym.core import Task, action_text  # noqa: E402
 from envgym.multiagent import MultiAgentEnv, SeatTurn  # noqa: E402
 from envgym.tasks import ListTaskSource  # noqa: E402

@@ -38,7 +38,7 @@ def play(task_index: int, sample: int, actions: list) -> Episode:
 @pytest.fixture
 def run_folder(tmp_path: Path) -> Path:
     """A run folder as envgym eval leaves it: samples.jsonl (eval's own records) and results.json."""
-    from envgym.agents.evaluate import sample_record
+    from envgym.agents.evaluation.evaluate import sample_record
 
     failed = play(1, 0, ["<answer>8</answer>"])
     failed.error = "verifier unreachable"
@@ -119,8 +119,8 @@ def test_export_format_inspect_refuses_the_row_filters_it_would_ignore(run_folde
 
 
 def test_a_real_eval_run_of_the_served_model_converts(served_tiny_model, tmp_path):
-    from envgym.agents.evaluate import EnvEval, evaluate
-    from envgym.agents.openai_policy import OpenAIPolicy
+    from envgym.agents.engines.openai_policy import OpenAIPolicy
+    from envgym.agents.evaluation.evaluate import EnvEval, evaluate
 
     policy = OpenAIPolicy(served_tiny_model, "tiny")
     config = EnvEval(id="math/Arithmetic-v0", n=2, n_tasks=2, k=[1, 2], max_new_tokens=8)

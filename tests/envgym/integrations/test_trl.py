@@ -13,9 +13,9 @@ trl = pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
 import envgym
-from envgym.agents.policy import SamplingParams
+from envgym.agents.engines.policy import SamplingParams
+from envgym.agents.engines.transformers_policy import TransformersPolicy
 from envgym.agents.rollout import rollout
-from envgym.agents.transformers_policy import TransformersPolicy
 from envgym.integrations.trl import (
     TASK_KEY,
     envgym_component_reward,

@@ -1,7 +1,7 @@
 """suites/compose.yaml measures held-out generalisation: train split, held-out pairs, depth 3, one held-out set."""
 
 import envgym
-from envgym.agents.evaluate import load_suite
+from envgym.agents.evaluation.evaluate import load_suite
 
 
 def test_the_suite_plays_the_train_heldout_and_deep_splits():

@@ -41,12 +41,12 @@ def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
     from rich.console import Console
 
     from envgym.agents.cli import evaluate_with_progress, print_table
-    from envgym.agents.evaluate import load_suite
+    from envgym.agents.evaluation.evaluate import load_suite
+    from envgym.agents.evaluation.report import compare, write_reports
+    from envgym.agents.evaluation.report_compare import write_comparison
     from envgym.agents.preflight import BadInput, check_env_kwargs, find_config, message_of
-    from envgym.agents.report import compare, write_reports
-    from envgym.agents.report_compare import write_comparison
-    from envgym.agents.train_cli import load_model, plan_training, read_recipe_file
-    from envgym.agents.trainer import GRPOTrainer
+    from envgym.agents.training.train_cli import load_model, plan_training, read_recipe_file
+    from envgym.agents.training.trainer import GRPOTrainer
 
     console = Console(width=max(Console().width, 150))
     started = time.perf_counter()
@@ -60,7 +60,7 @@ def _demo(suite: str, recipe: str, out: Path, steps: int | None) -> None:
     plan = plan_training(env=None, model=recipe_model or settings.get("model") or "smollm2", config=recipe,
                          env_kwargs=None, resume=None, engine="transformers", overrides={"max_steps": steps})
     env, env_kwargs, model_name, config = plan.env, plan.env_kwargs, plan.model, plan.config
-    from envgym.agents.transformers_policy import TransformersPolicy
+    from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     console.print(f"[bold]envgym demo[/bold]: {model_name}; suite {suite}; recipe {recipe} ({env}, "
                   f"{config.max_steps} steps) -> {out}")
