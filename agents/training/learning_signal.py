@@ -13,6 +13,7 @@ from typing import Any
 
 from envgym.agents.training.advantages import group_has_contrast
 from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.process_rewards import process_token_advantages
 from envgym.agents.trajectory import Trajectory
 
 
@@ -22,11 +23,19 @@ def learning_signal(rollouts: Sequence[Sequence[Trajectory]], config: GRPOConfig
     groups = [[t for t in group if not t.failed] for group in rollouts]
     groups = [group for group in groups if group]
     flat = [group for group in groups if not group_has_contrast(
-        [t.turn_rewards for t in group], config, [t.turn_reward_components for t in group])]
+        [t.turn_rewards for t in group], config, [t.turn_reward_components for t in group])
+        and not _has_process_contrast(group, config)]
     out: dict[str, Any] = {"zero_advantage_groups": len(flat)}
     if groups and len(flat) == len(groups):
         out["warning"] = no_signal_warning(groups, config)
     return out
+
+
+def _has_process_contrast(group: Sequence[Trajectory], config: GRPOConfig) -> bool:
+    """Process rewards credit the steps inside responses: a group whose outcomes tie still moves the model when
+    its step rewards differ, so it is not a group without signal."""
+    per_episode = process_token_advantages([group], config.advantage_epsilon)[0]
+    return any(tokens and any(advantage != 0.0 for advantage in tokens) for tokens in per_episode)
 
 
 def no_signal_warning(groups: Sequence[Sequence[Trajectory]], config: GRPOConfig) -> str:

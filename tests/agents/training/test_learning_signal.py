@@ -32,6 +32,20 @@ def test_groups_with_equal_rewards_are_counted_and_no_warning_while_one_group_di
     assert signal == {"zero_advantage_groups": 1}
 
 
+def test_a_group_with_tied_outcomes_but_different_step_rewards_has_signal():
+    def stepped(step_rewards: list[float]) -> Trajectory:
+        t = trajectory(0.0)
+        t.completion_ids = [2, 3]
+        t.episode.metadata["process_rewards"] = {
+            "steps": {"rewards": step_rewards, "spans": [(0, 1), (1, 2)], "credit": "min", "weight": 1.0}}
+        return t
+
+    config = GRPOConfig(num_generations=2)
+    assert learning_signal([[stepped([1.0, 0.0]), stepped([1.0, 1.0])]], config) == {"zero_advantage_groups": 0}
+    flat = learning_signal([[stepped([1.0, 1.0]), stepped([1.0, 1.0])]], config)
+    assert flat["zero_advantage_groups"] == 1 and "warning" in flat
+
+
 def test_when_every_group_is_flat_the_warning_names_causes_and_remedies():
     signal = learning_signal([[trajectory(-0.2, "length"), trajectory(-0.2, "length")]], GRPOConfig(num_generations=2))
     assert signal["zero_advantage_groups"] == 1
