@@ -11,31 +11,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from envgym.agents.training.advantages import group_has_contrast
+from envgym.agents.training.advantages import turn_advantages
 from envgym.agents.training.grpo import GRPOConfig
 from envgym.agents.training.process_rewards import process_token_advantages
 from envgym.agents.trajectory import Trajectory
 
 
 def learning_signal(rollouts: Sequence[Sequence[Trajectory]], config: GRPOConfig) -> dict[str, Any]:
-    """``zero_advantage_groups`` (groups rolled out this step whose healthy episodes all got the same rewards,
-    as the estimator reads them) and, when that is every group, a ``warning`` with likely causes and remedies."""
+    """``zero_advantage_groups`` (groups rolled out this step whose healthy episodes all get advantage 0 under the
+    configured estimator, process-step credit included, computed over the step's groups as the update computes
+    them) and, when that is every group, a ``warning`` with likely causes and remedies.
+
+    The advantages themselves are the test, not a re-statement of when they vanish: estimators differ (``rebn``
+    normalises returns over the whole batch, so identical episodes still get per-turn advantages)."""
     groups = [[t for t in group if not t.failed] for group in rollouts]
     groups = [group for group in groups if group]
-    flat = [group for group in groups if not group_has_contrast(
-        [t.turn_rewards for t in group], config, [t.turn_reward_components for t in group])
-        and not _has_process_contrast(group, config)]
+    advantages = turn_advantages([[t.turn_rewards for t in g] for g in groups], config,
+                                 [[t.turn_reward_components for t in g] for g in groups],
+                                 [[t.turn_reward_weights for t in g] for g in groups])
+    process = process_token_advantages(groups, config.advantage_epsilon)
+    flat = [group for group, group_adv, steps in zip(groups, advantages, process) if not _moves(group_adv, steps)]
     out: dict[str, Any] = {"zero_advantage_groups": len(flat)}
     if groups and len(flat) == len(groups):
         out["warning"] = no_signal_warning(groups, config)
     return out
 
 
-def _has_process_contrast(group: Sequence[Trajectory], config: GRPOConfig) -> bool:
-    """Process rewards credit the steps inside responses: a group whose outcomes tie still moves the model when
-    its step rewards differ, so it is not a group without signal."""
-    per_episode = process_token_advantages([group], config.advantage_epsilon)[0]
-    return any(tokens and any(advantage != 0.0 for advantage in tokens) for tokens in per_episode)
+def _moves(per_turn: Sequence[Sequence[float]], per_step: Sequence[Sequence[float] | None]) -> bool:
+    """Whether any turn or process-step advantage of a group is non-zero (so its tokens get gradient)."""
+    return (any(abs(a) > 1e-9 for episode in per_turn for a in episode)
+            or any(tokens and any(abs(a) > 1e-9 for a in tokens) for tokens in per_step))
 
 
 def no_signal_warning(groups: Sequence[Sequence[Trajectory]], config: GRPOConfig) -> str:

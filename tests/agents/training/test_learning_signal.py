@@ -46,6 +46,18 @@ def test_a_group_with_tied_outcomes_but_different_step_rewards_has_signal():
     assert flat["zero_advantage_groups"] == 1 and "warning" in flat
 
 
+def test_rebn_counts_identical_episodes_as_signal_because_its_batch_normalised_turn_advantages_are_not_zero():
+    def two_turns() -> Trajectory:
+        t = trajectory(0.5)
+        t.episode.add_turn("answer", [], 1.0, True, False, {"finish_reason": "stop"})
+        t.turn_rewards, t.turn_reward_components = [0.5, 1.0], [{}, {}]
+        return t
+
+    same = [[two_turns(), two_turns()]]
+    assert learning_signal(same, GRPOConfig(num_generations=2, advantage="rebn")) == {"zero_advantage_groups": 0}
+    assert learning_signal(same, GRPOConfig(num_generations=2))["zero_advantage_groups"] == 1  # grpo: totals tie
+
+
 def test_when_every_group_is_flat_the_warning_names_causes_and_remedies():
     signal = learning_signal([[trajectory(-0.2, "length"), trajectory(-0.2, "length")]], GRPOConfig(num_generations=2))
     assert signal["zero_advantage_groups"] == 1
