@@ -82,7 +82,8 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
     from rich.console import Console
 
     import envgym
-    from envgym.agents.preflight import BadInput, check_env_kwargs, check_model_name, check_report_to, message_of
+    from envgym.agents.preflight import (BadInput, check_env_kwargs, check_model_name, check_report_to,
+                                        env_kwargs_object, message_of)
 
     console = Console(width=max(Console().width, 190))  # the metrics table is wide; never squeeze it
     trackers = check_report_to(report_to)
@@ -96,7 +97,7 @@ def _evaluate(*, env: str | None, suite: str | None, model: str | None, base_url
         configs, settings = _configs(env, suite, overrides)
     except (ValueError, FileNotFoundError, envgym.UnknownEnv) as error:  # ids (with "did you mean"), suite entries
         raise BadInput(message_of(error)) from None
-    extra = _json_object(env_kwargs) if env_kwargs else {}
+    extra = env_kwargs_object(env_kwargs) if env_kwargs else {}
     for config in configs:
         config.kwargs = {**config.kwargs, **extra}
         check_env_kwargs(config.id, config.kwargs, where="--env-kwargs" if extra else f"{suite or '--env'}: kwargs")
@@ -235,18 +236,6 @@ def _reward_section(path: Path) -> dict[str, Any]:
         raise FileNotFoundError(f"reward file {path} does not exist")
     data = yaml.safe_load(path.read_text())  # JSON is YAML too
     return data["reward"] if isinstance(data, dict) and "reward" in data else data
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    from envgym.agents.preflight import BadInput
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})") from None
-    if not isinstance(value, dict):
-        raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}', got {text}")
-    return value
 
 
 def _configs(env: str | None, suite: str | None, overrides: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:

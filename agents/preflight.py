@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,17 @@ def check_env_id(env_id: str) -> Any:
 def message_of(error: Exception) -> str:
     """An exception's message without the quotes ``str`` puts around a ``KeyError``'s (``UnknownEnv`` is one)."""
     return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+
+
+def env_kwargs_object(text: str) -> dict[str, Any]:
+    """``--env-kwargs TEXT`` (train and eval) as a dict, or one line saying what is accepted."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})") from None
+    if not isinstance(value, dict):
+        raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}', got {text}")
+    return value
 
 
 def check_env_kwargs(env_id: str, kwargs: dict[str, Any], where: str = "env kwargs") -> None:

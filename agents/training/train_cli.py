@@ -130,19 +130,13 @@ def plan_training(*, env: str | None, model: str | None, config: str | Path | No
 
 def _check_env(env: str | None, kwargs: dict[str, Any], env_kwargs: str | None, path: Path | None) -> str:
     """The one env to train on, checked with its arguments (``--env-kwargs`` JSON merged into ``kwargs``)."""
-    from envgym.agents.preflight import check_env_id, check_env_kwargs
+    from envgym.agents.preflight import check_env_id, check_env_kwargs, env_kwargs_object
 
     if env is None:
         raise BadInput(f"{path or 'the command line'} names no env: give --env ID, or a config file with a line "
                        "`env: namespace/Name-v0` or an `envs:` mixture")
     if env_kwargs:
-        try:
-            extra = json.loads(env_kwargs)
-        except json.JSONDecodeError as error:
-            raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}' ({error})") from None
-        if not isinstance(extra, dict):
-            raise BadInput(f"--env-kwargs must be a JSON object, e.g. '{{\"difficulty\": 1}}', got {env_kwargs}")
-        kwargs.update(extra)
+        kwargs.update(env_kwargs_object(env_kwargs))
     check_env_kwargs(env, kwargs, where="--env-kwargs" if env_kwargs else f"{path}: env_kwargs")
     spec = check_env_id(env)
     if spec.unsafe and not kwargs.get("allow_unsafe"):  # a policy trained on a known exploit learns the exploit
