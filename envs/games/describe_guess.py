@@ -14,8 +14,9 @@ Rewards per seat (component ``outcome``), decided by string checks only:
   describer, and the game ends.
 
 What the taboo check catches: the word in any case, at the start of a word (so plurals and compounds that begin
-with it), and spelled with separators (``a-p-p-l-e``, ``A P P L E``), after Unicode NFKC folding (full-width
-letters). What it does not: translations, reversed spelling, rhymes or a private code the two seats agree on.
+with it), spelled with separators (``a-p-p-l-e``, ``A P P L E``), spelled backwards (``elppa``, ``e l p p a``),
+and any word made of exactly its letters rearranged (``pleap``), after Unicode NFKC folding (full-width
+letters). What it does not: translations, rhymes, other ciphers or a private code the two seats agree on.
 One policy playing both seats could learn such a code; the guess itself is always checked exactly.
 
 :meth:`DescribeGuess.reference_action` gives the describer a hand-written clue that singles the word out among
@@ -95,11 +96,16 @@ WORDS: dict[str, dict[str, str]] = {
 
 
 def contains_word(text: str, word: str) -> bool:
-    """Whether ``text`` names ``word`` (see the module docstring for what counts): case-insensitive, at the start
-    of a word, letters possibly separated by spaces or punctuation, after NFKC folding."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    pattern = r"[\W_]*".join(re.escape(letter) for letter in word.casefold())
-    return re.search(rf"(?<![^\W\d_]){pattern}", folded) is not None
+    """Whether ``text`` names ``word`` (see the module docstring for what counts): case-insensitive, forwards or
+    backwards at the start of a word, letters possibly separated by spaces or punctuation, or a whole word that
+    rearranges its letters, after NFKC folding."""
+    folded, word = unicodedata.normalize("NFKC", text).casefold(), word.casefold()
+    for spelling in (word, word[::-1]):
+        pattern = r"[\W_]*".join(re.escape(letter) for letter in spelling)
+        if re.search(rf"(?<![^\W\d_]){pattern}", folded) is not None:
+            return True
+    letters = sorted(word)
+    return any(sorted(token) == letters for token in re.findall(r"[^\W\d_]+", folded))
 
 
 def _user(text: str) -> Message:
@@ -132,8 +138,8 @@ class DescribeGuess(MultiAgentEnv):
             f"Let's play describe-and-guess. You are the describer; your partner guesses. The category is {category} "
             f"and the candidates are: {listed}. The secret word is: {secret}. Each round, describe it in the form "
             "<clue>your description</clue> so that your partner can tell it apart from the other candidates. Never "
-            "write the secret word itself (in any case, spelled out letter by letter, or as the start of a longer "
-            f"word), and keep the clue to at most {self.max_clue_chars} characters, or you lose. You both win if your "
+            "write the secret word itself (in any case, spelled out letter by letter, backwards, with its letters "
+            f"rearranged, or as the start of a longer word), and keep the clue to at most {self.max_clue_chars} characters, or you lose. You both win if your "
             f"partner names it within {self.rounds} round(s).")
         guesser = (
             "Let's play describe-and-guess. You are the guesser; your partner knows a secret word and describes it. "

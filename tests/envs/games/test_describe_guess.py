@@ -55,11 +55,14 @@ def test_a_malformed_clue_costs_the_describer_only(clue):
     assert info["rewards"] == {DESCRIBER: -1.0, GUESSER: 0.0}
 
 
-@pytest.mark.parametrize("spelling", ["{w}", "{W}", "{w}s", "{spaced}", "{dashed}", "<clue>fine</clue> {w}"])
+@pytest.mark.parametrize("spelling", ["{w}", "{W}", "{w}s", "{spaced}", "{dashed}", "<clue>fine</clue> {w}",
+                                      "{r}", "{R}", "{r_spaced}", "{rotated}", "{sorted}"])
 def test_naming_the_secret_word_anywhere_costs_the_describer(spelling):
     env, game = start()
     word = game.secret
-    text = spelling.format(w=word, W=word.upper(), spaced=" ".join(word), dashed="-".join(word.upper()))
+    text = spelling.format(w=word, W=word.upper(), spaced=" ".join(word), dashed="-".join(word.upper()),
+                           r=word[::-1], R=word[::-1].upper(), r_spaced=" ".join(word[::-1]),
+                           rotated=word[1:] + word[0], sorted="".join(sorted(word)))
     text = text if "<clue>" in text else f"<clue>it is {text}</clue>"
     _, reward, terminated, _, info = env.step(text)
     assert terminated and reward == -1.0 and info["action_error"] == "Your message contains the secret word."
@@ -78,6 +81,8 @@ def test_contains_word_reads_word_starts_not_word_insides():
     assert contains_word("Apples are red", "apple") and contains_word("a p p l e", "apple")
     assert contains_word("ＡＰＰＬＥ", "apple")  # full-width letters fold to ASCII
     assert not contains_word("pineapple", "apple") and not contains_word("map plea", "apple")
+    assert contains_word("taob", "boat") and contains_word("t-a-o-b", "boat") and contains_word("a bota", "boat")
+    assert not contains_word("boa at sea", "boat") and not contains_word("tabor", "boat")
 
 
 def test_every_reference_clue_keeps_the_taboo():
