@@ -56,7 +56,8 @@ class RewardSpecError(ValueError):
 _JUDGE_OPTIONS: dict[str, tuple[str, Any]] = {
     "base_url": ("str", _REQUIRED), "model": ("str", _REQUIRED), "rubric": ("str", None), "scale": ("positive_int", 10),
     "timeout": ("positive_number", 60.0), "retries": ("count", 2), "cache_size": ("positive_int", 4096),
-    "reference": ("bool", True), "api_key_env": ("str", None), "max_tokens": ("positive_int", 512)}
+    "reference": ("bool", True), "api_key_env": ("str", None), "max_tokens": ("positive_int", 512),
+    "examples": ("messages", ())}
 
 # Per source: option name -> (kind, default). Kinds are checked by _check_option; _REQUIRED has no default.
 OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
@@ -311,6 +312,13 @@ def _check_option(value: Any, kind: str, path: str) -> Any:
         return value
     if kind in _CHOICES and value in _CHOICES[kind]:
         return value
+    if kind == "messages":
+        from envgym.verifiers.judge import check_examples
+
+        try:
+            return tuple(check_examples(value))
+        except ValueError as error:
+            raise RewardSpecError(f"{path}: {error}") from None
     if kind in ("regex", "regex_list", "str_list"):
         items = [value] if kind == "regex" else value
         if isinstance(items, Sequence) and not isinstance(items, str) and items and all(isinstance(i, str) for i in items):

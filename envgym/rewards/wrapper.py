@@ -17,6 +17,7 @@ group's episodes end (:mod:`envgym.agents.training.group_rewards`).
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any
@@ -163,7 +164,7 @@ def _question(messages: list[Message]) -> str:
 
 
 _JUDGE_KEYS = ("base_url", "model", "rubric", "scale", "timeout", "retries", "cache_size", "api_key_env",
-               "max_tokens")
+               "max_tokens", "examples")
 _judges: dict[tuple, Any] = {}
 _judges_lock = threading.Lock()
 
@@ -174,7 +175,7 @@ def shared_judge(component: RewardComponent) -> Any:
 
     options = component.options
     # judge (pointwise), judge_group (relative) and a process judge (per step) differ in rubric only
-    key = (component.source, *sorted((k, v) for k, v in options.items() if k in _JUDGE_KEYS))
+    key = (component.source, json.dumps({k: v for k, v in options.items() if k in _JUDGE_KEYS}, sort_keys=True))
     own_rubric = options["rubric"]
     with _judges_lock:
         if key not in _judges:
@@ -184,7 +185,7 @@ def shared_judge(component: RewardComponent) -> Any:
                                  group_rubric=own_rubric or DEFAULT_GROUP_RUBRIC,
                                  scale=options["scale"], api_key=api_key, timeout=options["timeout"],
                                  retries=options["retries"], cache_size=options["cache_size"],
-                                 max_tokens=options["max_tokens"])
+                                 max_tokens=options["max_tokens"], examples=options["examples"])
         return _judges[key]
 
 

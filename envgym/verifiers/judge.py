@@ -15,6 +15,10 @@ Failure policy (a reward must never be silently 0 because of infrastructure):
 - a reply without a parsable score is asked again (up to ``retries`` times), then returned as a
   :class:`Judgement` with ``score=None``, so the caller decides what an ungradable response is worth.
 
+A small judge model follows the reply format far more reliably when it is shown graded examples: ``examples``
+(chat messages, alternating user/assistant, as the judge would receive and answer them) go between the rubric
+and the request, in every request of that judge.
+
 Judgements are cached (LRU, thread-safe) by (model, rubric, question, response, reference), including a
 final "no score" after all retries: RL groups resubmit identical responses, and a cached verdict costs
 nothing. Failures (:class:`JudgeError`) are never cached.
@@ -29,6 +33,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 import httpx
@@ -95,6 +100,24 @@ def parse_group_scores(reply: str, count: int, scale: int) -> tuple[float, ...] 
     return tuple(scores[k] for k in range(1, count + 1))
 
 
+def check_examples(examples: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """Graded examples as chat messages: user and assistant turns in turn, starting with a user turn and ending
+    with the judge's answer (an assistant turn), each with a string ``content``. Raises ValueError otherwise."""
+    if isinstance(examples, (str, Mapping)) or not isinstance(examples, Sequence):
+        raise ValueError(f"examples must be a list of chat messages, got {type(examples).__name__}")
+    checked = []
+    for index, message in enumerate(examples):
+        role = "user" if index % 2 == 0 else "assistant"
+        if (not isinstance(message, Mapping) or set(message) != {"role", "content"} or message["role"] != role
+                or not isinstance(message["content"], str)):
+            raise ValueError(f"examples[{index}] must be {{role: {role}, content: <text>}} (examples alternate user and "
+                             f"assistant turns, starting with user), got {str(message)[:80]!r}")
+        checked.append({"role": role, "content": message["content"]})
+    if len(checked) % 2:
+        raise ValueError("examples must end with an assistant turn (the judge's graded answer to the last user turn)")
+    return checked
+
+
 def parse_score(reply: str, scale: int) -> float | None:
     """The last ``Score: N`` (or ``Score: N/M``) in ``reply`` as a fraction of ``scale``; None if absent or
     out of range."""
@@ -130,6 +153,7 @@ class Judge:
         max_tokens: int = 512,
         temperature: float = 0.0,
         cache_size: int = 4096,
+        examples: Sequence[Mapping[str, str]] = (),
         http_client: httpx.Client | None = None,
     ):
         if scale < 1:
@@ -140,6 +164,7 @@ class Judge:
         self.model, self.rubric, self.group_rubric, self.scale = model, rubric, group_rubric, scale
         self.retries, self.backoff = retries, backoff
         self.max_tokens, self.temperature = max_tokens, temperature
+        self.examples = check_examples(examples)
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.timeout = httpx.Timeout(timeout)
@@ -219,7 +244,7 @@ class Judge:
         parts.append(f"Response to grade:\n{response}")
         return {
             "model": self.model,
-            "messages": [{"role": "system", "content": self.rubric.format(scale=self.scale)},
+            "messages": [{"role": "system", "content": self._system(self.rubric)}, *self.examples,
                          {"role": "user", "content": "\n\n".join(parts)}],
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
@@ -233,11 +258,15 @@ class Judge:
         parts.extend(f"Response {k}:\n{response}" for k, response in enumerate(responses, start=1))
         return {
             "model": self.model,
-            "messages": [{"role": "system", "content": self.group_rubric.format(scale=self.scale)},
+            "messages": [{"role": "system", "content": self._system(self.group_rubric)}, *self.examples,
                          {"role": "user", "content": "\n\n".join(parts)}],
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
+
+    def _system(self, rubric: str) -> str:
+        # Only {scale} is filled in: str.format would read the braces of LaTeX or JSON in a rubric as fields.
+        return rubric.replace("{scale}", str(self.scale))
 
     def _post(self, body: dict[str, Any]) -> str:
         for attempt in range(self.retries + 1):

@@ -28,6 +28,15 @@ def test_to_dict_reads_back_as_the_same_spec():
     assert RewardSpec.from_dict(spec.to_dict()) == spec
 
 
+def test_judge_examples_read_back_as_the_same_spec():
+    examples = [{"role": "user", "content": "Reference answer:\n7\n\nResponse to grade:\n\\boxed{7}"},
+                {"role": "assistant", "content": "Score: 1"}]
+    spec = RewardSpec.from_dict({"components": [{"name": "j", "source": "judge", "base_url": "http://x/v1",
+                                                 "model": "m", "scale": 1, "examples": examples}]})
+    assert list(spec.components[0].option("examples")) == examples
+    assert RewardSpec.from_dict(spec.to_dict()) == spec
+
+
 def test_a_spec_built_in_python_is_validated_too():
     with pytest.raises(RewardSpecError, match=r"reward.components\[0\].weight must be a number, got 'x'"):
         RewardSpec((RewardComponent("correct", "env", weight="x"),))
@@ -48,6 +57,12 @@ def test_a_spec_built_in_python_is_validated_too():
     ({"components": []}, r"reward.components must be a non-empty list"),
     ({"components": [{"source": "env"}]}, r"reward.components\[0\].name is missing"),
     ({"parts": []}, r"reward has unknown keys \['parts'\]"),
+    ({"components": [{"name": "j", "source": "judge", "base_url": "http://x/v1", "model": "m",
+                      "examples": [{"role": "assistant", "content": "Score: 1"}]}]},
+     r"reward.components\[0\].examples: examples\[0\] must be \{role: user, content: <text>\}"),
+    ({"components": [{"name": "j", "source": "judge_group", "base_url": "http://x/v1", "model": "m",
+                      "examples": [{"role": "user", "content": "Question: 1 + 1"}]}]},
+     r"reward.components\[0\].examples: examples must end with an assistant turn"),
 ])
 def test_invalid_specs_name_the_key_path(data, message):
     with pytest.raises(RewardSpecError, match=message):

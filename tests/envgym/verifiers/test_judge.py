@@ -30,6 +30,24 @@ def test_the_judge_returns_the_servers_reply_and_its_parsed_score(base_url):
     assert judgement.score is None or 0.0 <= judgement.score <= 1.0
 
 
+def test_graded_examples_go_between_the_rubric_and_the_request_and_bad_ones_are_refused(base_url):
+    examples = [{"role": "user", "content": "Question:\nWhat is 1 + 1?\n\nResponse to grade:\n2"},
+                {"role": "assistant", "content": "Score: 1"}]
+    judge = Judge(base_url, "tiny", scale=1, max_tokens=6, retries=0, examples=examples)
+    messages = judge.request_body("What is 2 + 2?", "5")["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1:3] == examples and messages[3]["content"].endswith("Response to grade:\n5")
+    assert judge.group_request_body("What is 2 + 2?", ["4", "5"])["messages"][1:3] == examples
+    judgement = judge.score("What is 2 + 2?", "5")  # the real server takes the few-shot conversation
+    assert judgement.score is None or judgement.score in (0.0, 1.0)
+    braces = Judge(base_url, "tiny", scale=1, rubric="Compare the \\boxed{} answer; score 0 to {scale}, as {\"score\": N}.")
+    assert braces.request_body("q", "r")["messages"][0]["content"] == 'Compare the \\boxed{} answer; score 0 to 1, as {"score": N}.'
+    with pytest.raises(ValueError, match=r"examples\[1\] must be \{role: assistant"):
+        Judge(base_url, "tiny", examples=[examples[0], examples[0]])
+    with pytest.raises(ValueError, match="examples must be a list of chat messages, got str"):
+        Judge(base_url, "tiny", examples="Score: 1")
+
+
 def test_a_reply_without_a_score_is_asked_again_until_retries_run_out(base_url):
     requests = []
     judge = Judge(base_url, "tiny", max_tokens=12, retries=2, backoff=0, http_client=counting_client(requests))
