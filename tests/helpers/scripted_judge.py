@@ -4,7 +4,8 @@
     ...     server.base_url            # "http://127.0.0.1:PORT/v1"; server.requests holds every request body
 
 ``reply(body)`` gets the request's JSON and returns the assistant's text. ``die_after=k`` stops the server for
-good after answering k requests (a judge killed mid-run: later requests get "connection refused").
+good after answering k requests (a judge killed mid-run: later requests get "connection refused");
+``die_when(body)`` true stops it on that request, unanswered (the connection drops, later ones are refused).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class ScriptedJudge:
 
 
 @contextlib.contextmanager
-def scripted_judge(reply: Callable[[dict[str, Any]], str], die_after: int | None = None) -> Iterator[ScriptedJudge]:
+def scripted_judge(reply: Callable[[dict[str, Any]], str], die_after: int | None = None,
+                   die_when: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[ScriptedJudge]:
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -34,6 +36,11 @@ def scripted_judge(reply: Callable[[dict[str, Any]], str], die_after: int | None
             with lock:
                 judge.requests.append(body)
                 last = die_after is not None and len(judge.requests) >= die_after
+            if die_when is not None and die_when(body):
+                self.close_connection = True
+                self.server.socket.close()
+                threading.Thread(target=self.server.shutdown, daemon=True).start()
+                return
             payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply(body)}}]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -60,8 +67,9 @@ def scripted_judge(reply: Callable[[dict[str, Any]], str], die_after: int | None
 
 
 def user_text(body: dict[str, Any]) -> str:
-    """The user message of a judge request (question, reference and responses)."""
-    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+    """The user message of a judge request (question, reference and responses): the last one, after any graded
+    examples."""
+    return [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
 
 
 def responses_of(body: dict[str, Any]) -> list[str]:
