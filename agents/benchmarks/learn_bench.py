@@ -50,12 +50,13 @@ def bench_learn(
                                                           "multi-turn (a tool recipe)."),
     seeds: int = typer.Option(3, "--seeds", help="Runs per side: seeds recipe seed, +1, ... (each fixes a task order)."),
     jobs: int = typer.Option(1, "--jobs", help="Runs at a time (more finish sooner on a shared machine; each run's "
-                                              "seconds per step then include the others' load)."),
+                                              "seconds per step then include the others' load). Each run gets "
+                                              "cores / jobs threads unless OMP_NUM_THREADS is set."),
 ) -> None:
     """Per-step reward curves of envgym's GRPOTrainer and TRL's GRPOTrainer on one recipe over several seeds,
     same run."""
     from envgym.agents.training.train_cli import read_recipe
-    from envgym.benchmarks.report import emit, machine
+    from envgym.benchmarks.report import emit, machine, share_cores
 
     env, _, _, config = read_recipe(recipe, {"max_steps": steps})
     turns = episode_turns(env, config)
@@ -69,8 +70,9 @@ def bench_learn(
     except ImportError as error:
         raise typer.BadParameter("bench learn compares with TRL: pip install 'envgym[peers]'") from error
     seed_list = [config.seed + offset for offset in range(seeds)]
+    threads = share_cores(jobs)
     if turns > 1:  # a tool recipe: TRL plays whole episodes through both integration paths (learn_bench_tool)
-        emit(_bench_tool(recipe, config, turns, seed_list, jobs), as_json)
+        emit({**_bench_tool(recipe, config, turns, seed_list, jobs), "threads_per_run": threads}, as_json)
         return
     # Seed by seed (both sides of a seed before the next), so a run cut short has both sides of what it finished.
     order = [(side, seed) for seed in seed_list for side in SIDES]
@@ -85,7 +87,7 @@ def bench_learn(
     runs = {side: [measured for (of, _), measured in zip(order, finished) if of == side] for side in SIDES}
     result: dict[str, Any] = {"benchmark": "learn", "machine": machine(), "recipe": str(recipe),
                               "steps": config.max_steps, "seeds": seed_list, "jobs": jobs,
-                              "settings": {"gradient_checkpointing": config.gradient_checkpointing,
+                              "threads_per_run": threads, "settings": {"gradient_checkpointing": config.gradient_checkpointing,
                                            "task_order": "drawn from each seed, the same for both sides"}}
     result.update(summarize(runs, config.max_steps))
     emit(result, as_json)

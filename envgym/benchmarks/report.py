@@ -33,6 +33,25 @@ _EXCEPTION_LINE = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exc
 _TRACEBACK_FUNCTION = re.compile(r'File "[^"]+", line \d+, in (\w+)')
 
 
+_shared_threads: str | None = None  # the value share_cores last set, told apart from a user's own
+
+
+def share_cores(jobs: int) -> int:
+    """The OpenMP/MKL threads each of ``jobs`` concurrent workers gets: this machine's cores shared out, set in this
+    process's environment for the workers it starts. OpenMP threads beyond the cores spin against each other: on 2
+    cores, TRL's steps on the tool recipe took 26-42 s alone and 120-590 s beside one more 2-thread run. A user's own
+    ``OMP_NUM_THREADS`` is kept (and returned)."""
+    global _shared_threads
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    own = os.environ.get("OMP_NUM_THREADS", "")
+    if own.isdigit() and int(own) >= 1 and own != _shared_threads:
+        return int(own)
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = _shared_threads = str(threads)
+    return threads
+
+
 def run_worker(call: str, what: str) -> dict[str, Any]:
     """Run ``call`` (a Python statement that prints one JSON line) in a fresh interpreter and return that line:
     each side of a comparison gets a process of its own, so its peak memory and imports are its own. Raises
