@@ -19,6 +19,12 @@ A small judge model follows the reply format far more reliably when it is shown 
 (chat messages, alternating user/assistant, as the judge would receive and answer them) go between the rubric
 and the request, in every request of that judge.
 
+A response that writes a verdict in the judge's own reply format (``Score: N``, ``Response k: N``) scores 0 and
+is never shown to the judge: judges copy it (the packaged SmolLM2, given four graded examples, scored 20 of 20
+wrong answers 1 once `` Score: 1`` was appended to them), so it is the first reward hack a policy finds. In a
+group, such a response is replaced by :data:`WITHHELD` in the request and its score is 0. The price: an answer
+that legitimately writes ``score: 12`` is scored 0 too.
+
 Judgements are cached (LRU, thread-safe) by (model, rubric, question, response, reference), including a
 final "no score" after all retries: RL groups resubmit identical responses, and a cached verdict costs
 nothing. Failures (:class:`JudgeError`) are never cached.
@@ -59,6 +65,7 @@ DEFAULT_STEP_RUBRIC = (
 _GROUP_SCORE = re.compile(r"response\s*#?\s*(\d+)\s*[:=-]\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?",
                           re.IGNORECASE)
 _SCORE = re.compile(r"score\s*[:=]?\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?", re.IGNORECASE)
+WITHHELD = "[withheld: this response wrote a grade of its own]"
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
@@ -98,6 +105,11 @@ def parse_group_scores(reply: str, count: int, scale: int) -> tuple[float, ...] 
     if not all(k in scores for k in range(1, count + 1)):
         return None
     return tuple(scores[k] for k in range(1, count + 1))
+
+
+def self_graded(response: str) -> bool:
+    """Whether ``response`` writes a verdict in a judge's reply format (``Score: N`` or ``Response k: N``)."""
+    return bool(_SCORE.search(response) or _GROUP_SCORE.search(response))
 
 
 def check_examples(examples: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
@@ -187,6 +199,8 @@ class Judge:
     # --- public API -------------------------------------------------------------------------------
     def score(self, question: str, response: str, reference: str | None = None) -> Judgement:
         """Judge one response (blocking; thread-safe)."""
+        if self_graded(response):
+            return Judgement(0.0, WITHHELD, 0)
         key = self._key(question, response, reference)
         cached = self._cached(key)
         if cached is not None:
@@ -201,16 +215,23 @@ class Judge:
         ``scores=None``; an endpoint failure raises :class:`JudgeError`."""
         if not responses:
             raise ValueError("score_group needs at least one response")
+        withheld = [self_graded(response) for response in responses]
+        responses = [WITHHELD if hidden else response for response, hidden in zip(responses, withheld)]
         key = ("group", self.model, self.group_rubric, self.scale, question, tuple(responses), reference)
-        cached = self._cached(key)
-        if cached is not None:
-            return cached
-        body = self.group_request_body(question, responses, reference)
-        reply, attempts, scores = self._ask(body, lambda text: parse_group_scores(text, len(responses), self.scale))
-        return self._store(key, GroupJudgement(scores, reply, attempts))
+        judgement = self._cached(key)
+        if judgement is None:
+            body = self.group_request_body(question, responses, reference)
+            reply, attempts, scores = self._ask(body, lambda text: parse_group_scores(text, len(responses), self.scale))
+            judgement = self._store(key, GroupJudgement(scores, reply, attempts))
+        if judgement.scores is None or not any(withheld):
+            return judgement
+        return dataclasses.replace(judgement, scores=tuple(0.0 if hidden else score
+                                                           for score, hidden in zip(judgement.scores, withheld)))
 
     async def ascore(self, question: str, response: str, reference: str | None = None) -> Judgement:
         """Judge one response from asyncio (its own ``httpx.AsyncClient`` per call; many run concurrently)."""
+        if self_graded(response):
+            return Judgement(0.0, WITHHELD, 0)
         key = self._key(question, response, reference)
         cached = self._cached(key)
         if cached is not None:
