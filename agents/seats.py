@@ -38,26 +38,55 @@ class SeatRecord:
 
 
 class Seats:
-    """The seats of one multi-agent episode in the rollout loop (see the module docstring)."""
+    """The seats of one multi-agent episode in the rollout loop (see the module docstring): a lane of the loop
+    (:class:`~envgym.agents.rollout.Lane`'s methods) whose ``episode``, ``conversation`` and ``history`` are those of
+    the seat that moves next."""
 
-    def __init__(self, first: str, record: SeatRecord, new_conversation: Callable[[list[Message]], Any]):
+    def __init__(self, first: str, record: Any, new_conversation: Callable[[list[Message]], Any]):
         self.group_id = record.episode.metadata["group_id"]
         self.new_conversation = new_conversation
         self.current = first
         self.records: dict[str, SeatRecord] = {}
-        self._seat(first, record)
+        self._seat(first, SeatRecord(record.episode, record.conversation, record.history))
+
+    @property
+    def episode(self) -> envgym.Episode:
+        return self.records[self.current].episode
+
+    @property
+    def conversation(self) -> Any:
+        return self.records[self.current].conversation
+
+    @property
+    def history(self) -> list[Message]:
+        return self.records[self.current].history
 
     def _seat(self, agent: str, record: SeatRecord) -> SeatRecord:
         record.episode.metadata.update(group_id=f"{self.group_id}#{agent}", agent=agent)
         self.records[agent] = record
         return record
 
-    def after_turn(self, action: Action, messages: list[Message], terminated: bool, truncated: bool,
-                   info: dict[str, Any]) -> SeatRecord:
-        """Settle the step the current seat just played (its turn is already recorded with its own reward) and
-        return the record of the seat that moves next (the current one when the episode is over)."""
+    def record(
+        self, action: Action, messages: list[Message], reward: float, terminated: bool, truncated: bool, info: dict
+    ) -> None:
+        """The acting seat's turn, with its own reward; the env's messages are for the seat that moves next."""
+        self.episode.add_turn(action, [], reward, terminated, truncated, info)
+
+    def after_turn(
+        self,
+        action: Action,
+        messages: list[Message],
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        ended: bool,
+    ) -> None:
+        """Settle the step the current seat just played (rewards that reach other seats, the end of every seat's
+        record) and hand the next seat its messages; a failed episode is settled by :meth:`finish`."""
+        if self.episode.failed:
+            return
         acting = self.current
-        self.records[acting].history.append(_assistant(action))
+        self.records[acting].history.append(assistant_message(action))
         for agent, reward in (info.get("rewards") or {}).items():
             record = self.records.get(agent)
             if agent != acting and record is not None and record.episode.turns:
@@ -72,13 +101,18 @@ class Seats:
                     last = record.episode.turns[-1]
                     last.observation = last.observation + list((info.get("observations") or {}).get(agent, []))
                     last.terminated, last.truncated = bool(terminated), bool(truncated)
-            return self.records[acting]
+            return
         following = info.get("agent", acting)
         record = self.records.get(following)
         if record is None:  # the first time this seat is addressed: these messages are its prompt
             first = self.records[acting].episode
-            episode = envgym.Episode(env_id=first.env_id, task_id=first.task_id, prompt=list(messages),
-                                     seed=first.seed, metadata=dict(first.metadata))
+            episode = envgym.Episode(
+                env_id=first.env_id,
+                task_id=first.task_id,
+                prompt=list(messages),
+                seed=first.seed,
+                metadata=dict(first.metadata),
+            )
             record = self._seat(following, SeatRecord(episode, self.new_conversation(messages), list(messages)))
         else:
             record.episode.turns[-1].observation = list(messages)
@@ -86,23 +120,26 @@ class Seats:
             if record.conversation is not None:
                 record.conversation.add_env_messages(messages)
         self.current = following
-        return record
 
-    def finish(self) -> list[SeatRecord]:
-        """Every seat's record, once the loop is done: a failure or a loop cut of the episode marks them all."""
+    def finish(self) -> list[tuple[envgym.Episode, Any]]:
+        """Every seat that moved (or failed), as (episode, conversation), once the loop is done: a failure or a loop
+        cut of the episode marks every seat's record."""
         error = next((r.episode.error for r in self.records.values() if r.episode.error), None)
-        cut = next((r.episode.metadata["truncated_by"] for r in self.records.values()
-                    if "truncated_by" in r.episode.metadata), None)
+        cut = next(
+            (r.episode.metadata["truncated_by"] for r in self.records.values() if "truncated_by" in r.episode.metadata),
+            None,
+        )
         for record in self.records.values():
             record.episode.error = record.episode.error or error
             if cut is not None:
                 record.episode.metadata.setdefault("truncated_by", cut)
                 if record.episode.turns and not record.episode.turns[-1].terminated:
                     record.episode.turns[-1].truncated = True
-        return list(self.records.values())
+        return [(r.episode, r.conversation) for r in self.records.values() if r.episode.turns or r.episode.failed]
 
 
-def _assistant(action: Action) -> Message:
+def assistant_message(action: Action) -> Message:
+    """An action as the assistant message it adds to a conversation."""
     return action if isinstance(action, dict) else {"role": "assistant", "content": action}
 
 

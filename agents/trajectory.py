@@ -35,11 +35,14 @@ class Trajectory:
     def __post_init__(self) -> None:
         n = len(self.completion_ids)
         if len(self.logprobs) != n or len(self.loss_mask) != n:
-            raise ValueError(f"completion_ids ({n}), logprobs ({len(self.logprobs)}) and loss_mask "
-                             f"({len(self.loss_mask)}) must have the same length")
+            raise ValueError(
+                f"completion_ids ({n}), logprobs ({len(self.logprobs)}) and loss_mask "
+                f"({len(self.loss_mask)}) must have the same length"
+            )
         if len(self.turn_ends) != len(self.turn_rewards):
-            raise ValueError(f"one reward per turn end is needed: {len(self.turn_ends)} turn ends, "
-                             f"{len(self.turn_rewards)} rewards")
+            raise ValueError(
+                f"one reward per turn end is needed: {len(self.turn_ends)} turn ends, {len(self.turn_rewards)} rewards"
+            )
 
     @property
     def error(self) -> str | None:

@@ -2,12 +2,12 @@
 # (envgym.sandbox.images); nothing is pulled. Build it with:  python -m envgym.server.images
 ARG BASE=envgym-server-base:latest
 FROM ${BASE}
-# The source folders map onto one import namespace, as in setup.py: envs/ -> envgym.envs, and so on.
+# The tree as on disk: envgym/envs, envgym/sandbox and envgym/agents are links to the top-level folders.
 COPY envgym /opt/envgym/envgym
-COPY envs /opt/envgym/envgym/envs
-COPY sandbox /opt/envgym/envgym/sandbox
-COPY agents /opt/envgym/envgym/agents
+COPY envs /opt/envgym/envs
+COPY sandbox /opt/envgym/sandbox
+COPY agents /opt/envgym/agents
 ENV PYTHONPATH=/opt/envgym PYTHONUNBUFFERED=1
 EXPOSE 8000
-ENTRYPOINT ["python", "-m", "envgym.server"]
+ENTRYPOINT ["python", "-m", "envgym", "serve", "env"]
 CMD ["--host", "0.0.0.0", "--port", "8000"]

@@ -3,10 +3,10 @@
 ARG BASE=envgym-server-base:latest
 FROM ${BASE}
 COPY envgym /opt/envgym/envgym
-COPY envs /opt/envgym/envgym/envs
-COPY sandbox /opt/envgym/envgym/sandbox
-COPY agents /opt/envgym/envgym/agents
+COPY envs /opt/envgym/envs
+COPY sandbox /opt/envgym/sandbox
+COPY agents /opt/envgym/agents
 ENV PYTHONPATH=/opt/envgym PYTHONUNBUFFERED=1
 EXPOSE 8080
-ENTRYPOINT ["python", "-m", "envgym.cli", "serve", "sandbox"]
+ENTRYPOINT ["python", "-m", "envgym", "serve", "sandbox"]
 CMD ["--host", "0.0.0.0", "--port", "8080"]

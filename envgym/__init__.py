@@ -1,9 +1,9 @@
 """envgym: verifiable-reward, multi-turn text environments for RL on LLMs.
 
-    >>> import envgym
-    >>> env = envgym.make("games/GuessNumber-v0")
-    >>> messages, info = env.reset(seed=0)
-    >>> messages, reward, terminated, truncated, info = env.step("<guess>50</guess>")
+>>> import envgym
+>>> env = envgym.make("games/GuessNumber-v0")
+>>> messages, info = env.reset(seed=0)
+>>> messages, reward, terminated, truncated, info = env.step("<guess>50</guess>")
 """
 
 from envgym.core import (
@@ -15,6 +15,7 @@ from envgym.core import (
     Message,
     ObservationWrapper,
     ResetNeeded,
+    RewardRange,
     Task,
     TaskSource,
     Wrapper,
@@ -31,7 +32,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     """``envgym.RemoteEnv`` is imported on first use, so ``import envgym`` loads no HTTP client."""
     if name == "RemoteEnv":
-        from envgym.server.client import RemoteEnv
+        from envgym.remote import RemoteEnv
 
         return RemoteEnv
     raise AttributeError(f"module 'envgym' has no attribute {name!r}")
@@ -50,6 +51,7 @@ __all__ = [
     "ObservationWrapper",
     "RemoteEnv",
     "ResetNeeded",
+    "RewardRange",
     "SeatTurn",
     "Task",
     "TaskSource",

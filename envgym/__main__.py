@@ -1,5 +1,5 @@
 """``python -m envgym ...`` runs the same command line as ``envgym ...``."""
 
-from envgym.cli import main
+from envgym.cli.app import main
 
 main()

@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import string
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol, SupportsFloat, Union, runtime_checkable
+from typing import Any, ClassVar, Protocol, SupportsFloat, runtime_checkable
 
 import gymnasium
 import numpy as np
@@ -27,7 +27,7 @@ import numpy as np
 Message = dict[str, Any]
 """An OpenAI-format chat message: ``{"role": "system"|"user"|"assistant"|"tool", "content": str, ...}``."""
 
-Action = Union[str, Message]
+Action = str | Message
 """The assistant's turn: plain text, or an assistant message dict (with ``tool_calls`` for function calling)."""
 
 StepResult = tuple[list[Message], float, bool, bool, dict[str, Any]]
@@ -68,6 +68,25 @@ class Task:
     def prompt(self) -> list[Message]:
         """A fresh copy of the initial messages (callers may mutate what they get)."""
         return [dict(message) for message in self.messages]
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardRange:
+    """What one reward component an env reports can be worth, and when it means something.
+
+    ``low``/``high``: the least and most the component takes (a forfeit's -1, a penalty's 0); reward noise flips
+    within them and an answer the policy never gave scores ``low``. ``per_turn``: the value means something on
+    every turn (a cost per tool call, a step's payoff); otherwise it grades the answer and a reward spec scores it
+    once per episode, on the answering turn, so padding turns cannot add it up.
+    """
+
+    low: float = 0.0
+    high: float = 1.0
+    per_turn: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.high:
+            raise ValueError(f"a reward range needs low <= high, got [{self.low}, {self.high}]")
 
 
 @runtime_checkable
@@ -238,6 +257,9 @@ class Env(AsyncAPI, gymnasium.Env[list[Message], Action]):
         tasks: the :class:`TaskSource` that ``reset`` draws from. Envs without tasks leave it ``None`` and
             ``_reset`` receives ``None``.
         description: one line shown by ``envgym list``.
+        reward_ranges: every component the env reports in ``info["reward_components"]``, with its
+            :class:`RewardRange`; a reward spec checks the names it reads against it when built. Empty: not
+            declared (a spec then treats a component as an answer grade in [0, 1]).
     Set by the registry (``envgym.make``): ``spec``.
     """
 
@@ -246,6 +268,7 @@ class Env(AsyncAPI, gymnasium.Env[list[Message], Action]):
     action_space = AssistantAction()
     tasks: TaskSource | None = None
     description: ClassVar[str] = ""
+    reward_ranges: Mapping[str, RewardRange] = {}
     max_action_chars: int = DEFAULT_MAX_ACTION_CHARS
 
     # Episode state owned by the base class.
@@ -306,12 +329,16 @@ class Env(AsyncAPI, gymnasium.Env[list[Message], Action]):
             return options["task"]
         if self.tasks is None:
             if "task_index" in options:
-                raise InvalidOptions(f"{type(self).__name__} has no task source, so options['task_index'] is meaningless")
+                raise InvalidOptions(
+                    f"{type(self).__name__} has no task source, so options['task_index'] is meaningless"
+                )
             return None
         if "task_index" in options:
             index = int(options["task_index"])
             if index >= len(self.tasks):
-                raise InvalidOptions(f"options['task_index']={index} is out of range: this env has {len(self.tasks)} tasks")
+                raise InvalidOptions(
+                    f"options['task_index']={index} is out of range: this env has {len(self.tasks)} tasks"
+                )
             return self.tasks.get(index)
         return self.tasks.sample(self.np_random)
 

@@ -74,8 +74,15 @@ class Episode:
     def done(self) -> bool:
         return self.terminated or self.truncated
 
-    def add_turn(self, action: Action, observation: list[Message], reward: float, terminated: bool,
-                 truncated: bool, info: dict[str, Any]) -> Turn:
+    def add_turn(
+        self,
+        action: Action,
+        observation: list[Message],
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> Turn:
         """Record one ``env.step`` result (reward components are taken out of ``info``)."""
         info = dict(info)
         components = {k: float(v) for k, v in (info.pop("reward_components", None) or {}).items()}
@@ -87,7 +94,9 @@ class Episode:
         """The whole conversation as chat messages (prompt, then each action and the env's answer)."""
         out = [dict(m) for m in self.prompt]
         for turn in self.turns:
-            out.append({"role": "assistant", "content": turn.action} if isinstance(turn.action, str) else dict(turn.action))
+            out.append(
+                {"role": "assistant", "content": turn.action} if isinstance(turn.action, str) else dict(turn.action)
+            )
             out.extend(dict(m) for m in turn.observation)
         return out
 

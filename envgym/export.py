@@ -28,25 +28,31 @@ from typing import Any
 
 import typer
 
+from envgym.agents.runs import TOKEN_KEYS, read_episodes
 from envgym.episode import Episode
 
 FORMATS = ("jsonl", "parquet", "hf-dataset", "inspect")
-RUN_FILES = ("samples.jsonl", "rollouts.jsonl")  # what envgym eval and envgym train --save-rollouts write
-TOKEN_KEYS = ("prompt_ids", "completion_ids", "loss_mask")
 
 
 def export_command(
     run: Path = typer.Argument(..., help="An eval or train output folder, or a JSONL file of episodes."),
     format: str = typer.Option("jsonl", "--format", help=f"One of {', '.join(FORMATS)}."),
-    min_reward: float = typer.Option(None, "--min-reward", help="Keep episodes whose total reward is >= this "
-                                                                "(rejection sampling)."),
-    best_per_task: bool = typer.Option(False, "--best-per-task", help="Keep only the highest-reward episode of "
-                                                                      "each task."),
+    min_reward: float = typer.Option(
+        None, "--min-reward", help="Keep episodes whose total reward is >= this (rejection sampling)."
+    ),
+    best_per_task: bool = typer.Option(
+        False, "--best-per-task", help="Keep only the highest-reward episode of each task."
+    ),
     chat: bool = typer.Option(False, "--chat", help="Rows of chat messages for SFT (the default)."),
-    tokens: bool = typer.Option(False, "--tokens", help="Rows of token ids, loss masks and per-turn rewards (runs of "
-                                                     "envgym train --save-rollouts or envgym eval --keep-tokens)."),
-    out: Path = typer.Option(None, "--out", help="Where to write (default: RUN's folder, export.<format> or "
-                                                 "export/ for hf-dataset)."),
+    tokens: bool = typer.Option(
+        False,
+        "--tokens",
+        help="Rows of token ids, loss masks and per-turn rewards (runs of "
+        "envgym train --save-rollouts or envgym eval --keep-tokens).",
+    ),
+    out: Path = typer.Option(
+        None, "--out", help="Where to write (default: RUN's folder, export.<format> or export/ for hf-dataset)."
+    ),
 ) -> None:
     """Export a run's episodes as chat messages (SFT) or token ids (with loss masks), filtered by reward."""
     try:
@@ -56,11 +62,12 @@ def export_command(
             raise ValueError(f"unknown --format {format!r}; use one of {', '.join(FORMATS)}")
         if format == "inspect":  # whole runs, not rows: every episode, its transcript and the run's metrics
             if min_reward is not None or best_per_task or tokens:
-                raise ValueError("--format inspect writes every episode as chat: drop --min-reward, "
-                                 "--best-per-task and --tokens")
+                raise ValueError(
+                    "--format inspect writes every episode as chat: drop --min-reward, --best-per-task and --tokens"
+                )
             _export_inspect(run, out)
             return
-        episodes = read_run(run)
+        episodes = read_episodes(run)
         kept = select(episodes, min_reward=min_reward, best_per_task=best_per_task)
         rows = [token_row(e, where) for where, e in kept] if tokens else [chat_row(e) for _, e in kept]
         target = out or default_output(run, format)
@@ -69,47 +76,20 @@ def export_command(
         typer.echo(f"envgym export: {error}", err=True)
         raise typer.Exit(2) from None
     failed = sum(e.failed for _, e in episodes)
-    typer.echo(f"wrote {len(rows)} of {len(episodes)} episodes to {target} "
-               f"({failed} failed and {len(episodes) - failed - len(rows)} filtered out)")
+    typer.echo(
+        f"wrote {len(rows)} of {len(episodes)} episodes to {target} "
+        f"({failed} failed and {len(episodes) - failed - len(rows)} filtered out)"
+    )
 
 
-def read_run(run: str | Path) -> list[tuple[str, Episode]]:
-    """Every episode of a run, each with where it came from (``file:line``), in file order."""
-    run = Path(run)
-    if run.is_dir():
-        files = [run / name for name in RUN_FILES if (run / name).is_file()]
-        if not files:
-            raise ValueError(f"{run} holds none of {', '.join(RUN_FILES)}: give an envgym eval or train output "
-                             "folder, or a JSONL file of episodes")
-    elif run.is_file():
-        files = [run]
-    else:
-        raise ValueError(f"{run} does not exist")
-    episodes = []
-    for path in files:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                episodes.append((f"{path}:{number}", _episode(line, f"{path}:{number}")))
-    if not episodes:
-        raise ValueError(f"{run} holds no episodes")
-    return episodes
-
-
-def _episode(line: str, where: str) -> Episode:
-    try:
-        record = json.loads(line)
-        # a samples.jsonl/rollouts.jsonl record wraps the episode; write_jsonl writes it bare
-        return Episode.from_dict(record["episode"] if "episode" in record else record)
-    except (json.JSONDecodeError, TypeError, ValueError, KeyError) as error:
-        raise ValueError(f"{where}: not an episode record ({type(error).__name__}: {error})"[:300]) from None
-
-
-def select(episodes: Iterable[tuple[str, Episode]], *, min_reward: float | None = None,
-           best_per_task: bool = False) -> list[tuple[str, Episode]]:
+def select(
+    episodes: Iterable[tuple[str, Episode]], *, min_reward: float | None = None, best_per_task: bool = False
+) -> list[tuple[str, Episode]]:
     """The healthy episodes whose reward reaches ``min_reward``; with ``best_per_task`` only the first of the
     highest-reward ones of each (env, task id or, without one, seed)."""
-    kept = [(where, e) for where, e in episodes
-            if not e.failed and (min_reward is None or e.total_reward >= min_reward)]
+    kept = [
+        (where, e) for where, e in episodes if not e.failed and (min_reward is None or e.total_reward >= min_reward)
+    ]
     if not best_per_task:
         return kept
     best: dict[tuple[Any, Any], tuple[str, Episode]] = {}
@@ -132,20 +112,32 @@ def token_row(episode: Episode, where: str = "episode") -> dict[str, Any]:
     ``tokenizer`` (name or path) the ids belong to."""
     missing = [key for key in TOKEN_KEYS if not isinstance(episode.metadata.get(key), list)]
     if missing:
-        raise ValueError(f"{where}: the episode carries no token ids (metadata lacks {', '.join(missing)}); "
-                         "run envgym eval with --keep-tokens (envgym train --save-rollouts keeps them), or export "
-                         "the text with --chat")
+        raise ValueError(
+            f"{where}: the episode carries no token ids (metadata lacks {', '.join(missing)}); "
+            "run envgym eval with --keep-tokens (envgym train --save-rollouts keeps them), or export "
+            "the text with --chat"
+        )
     prompt, completion, mask = (episode.metadata[key] for key in TOKEN_KEYS)
     if len(mask) != len(completion):
         raise ValueError(f"{where}: loss_mask has {len(mask)} entries for {len(completion)} completion tokens")
-    return {"input_ids": prompt + completion, "loss_mask": [0] * len(prompt) + mask,
-            "prompt_length": len(prompt), "turn_ends": episode.metadata.get("turn_ends"),
-            "tokenizer": episode.metadata.get("tokenizer"), **_about(episode)}
+    return {
+        "input_ids": prompt + completion,
+        "loss_mask": [0] * len(prompt) + mask,
+        "prompt_length": len(prompt),
+        "turn_ends": episode.metadata.get("turn_ends"),
+        "tokenizer": episode.metadata.get("tokenizer"),
+        **_about(episode),
+    }
 
 
 def _about(episode: Episode) -> dict[str, Any]:
-    return {"reward": episode.total_reward, "turn_rewards": episode.rewards, "env_id": episode.env_id,
-            "task_id": episode.task_id, "task_index": episode.metadata.get("task_index")}
+    return {
+        "reward": episode.total_reward,
+        "turn_rewards": episode.rewards,
+        "env_id": episode.env_id,
+        "task_id": episode.task_id,
+        "task_index": episode.metadata.get("task_index"),
+    }
 
 
 def _openai_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -162,8 +154,11 @@ def _openai_call(call: dict[str, Any], index: int) -> dict[str, Any]:
     arguments = function.get("arguments", {})
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
-    return {"id": str(call.get("id") or f"call_{index}"), "type": "function",
-            "function": {"name": str(function.get("name")), "arguments": arguments}}
+    return {
+        "id": str(call.get("id") or f"call_{index}"),
+        "type": "function",
+        "function": {"name": str(function.get("name")), "arguments": arguments},
+    }
 
 
 def default_output(run: str | Path, format: str) -> Path:
@@ -195,18 +190,17 @@ def write_rows(rows: list[dict[str, Any]], out: str | Path, format: str) -> None
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     elif format == "parquet":
-        pyarrow, parquet = _need("pyarrow"), _need("pyarrow.parquet")
-        parquet.write_table(pyarrow.Table.from_pylist(rows), out)
+        try:
+            import pyarrow
+            import pyarrow.parquet
+        except ImportError:
+            raise ImportError("this format needs pyarrow: pip install 'envgym[data]'") from None
+        pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), out)
     elif format == "hf-dataset":
-        _need("datasets").Dataset.from_list(rows).save_to_disk(str(out))
+        try:
+            import datasets
+        except ImportError:
+            raise ImportError("this format needs datasets: pip install 'envgym[data]'") from None
+        datasets.Dataset.from_list(rows).save_to_disk(str(out))
     else:
         raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
-
-
-def _need(module: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f"this format needs {module.split('.')[0]}: pip install 'envgym[data]'") from None

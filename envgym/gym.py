@@ -38,8 +38,9 @@ def register_gymnasium_envs() -> list[str]:
         gym_id = gymnasium_id(spec.id)
         if gym_id not in gymnasium.registry:
             # The envgym registry keeps owning defaults and max_turns: Gymnasium's kwargs pass through as overrides.
-            gymnasium.register(gym_id, entry_point=functools.partial(make, spec.id),
-                               nondeterministic=spec.nondeterministic)
+            gymnasium.register(
+                gym_id, entry_point=functools.partial(make, spec.id), nondeterministic=spec.nondeterministic
+            )
         ids.append(gym_id)
     return ids
 

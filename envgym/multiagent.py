@@ -94,8 +94,12 @@ class MultiAgentEnv(Env):
         for agent, reward in rewards.items():
             self._returns[agent] += reward
         info = dict(turn.info)
-        info.update(acting_agent=acting, rewards=rewards, reward_components=components[acting],
-                    agent_reward_components=components)
+        info.update(
+            acting_agent=acting,
+            rewards=rewards,
+            reward_components=components[acting],
+            agent_reward_components=components,
+        )
         terminated = turn.next_agent is None
         if terminated:
             observations = {agent: self._pending[agent] for agent in self.agents}

@@ -14,7 +14,7 @@ import importlib
 import inspect
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -45,7 +45,8 @@ class EnvSpec:
 
     ``unsafe``: the env's reward is known to be exploitable (``envgym audit`` finds holes no fix has closed) or
     it runs untrusted text outside the sandbox; ``unsafe_reason`` says which. ``make`` builds it only with
-    ``allow_unsafe=True`` and ``envgym train`` only with ``--allow-unsafe``, so nobody trains on it by accident.
+    ``allow_unsafe=True`` (:meth:`check_unsafe`; ``envgym train`` and ``eval`` take it in ``env_kwargs``), so nobody
+    trains on it by accident.
     """
 
     id: str
@@ -69,21 +70,23 @@ class EnvSpec:
     def version(self) -> int:
         return int(_parse_id(self.id)["version"])
 
+    MAKE_KEYWORDS = ("max_turns", "system_prompt", "few_shot", "reward", "render_mode", "allow_unsafe")
+    """The keywords :meth:`make` takes itself, whatever the env's signature (an env that names ``system_prompt``
+    or ``few_shot`` itself keeps them); :meth:`check_kwargs` accepts them for every env."""
+
     def make(self, **kwargs: Any):
         """Build the env: entry point called with the merged kwargs, then the wrappers that every env takes as
         keywords: ``system_prompt``/``few_shot`` (:class:`PromptPrefix`), ``max_turns`` (:class:`TimeLimit`) and
         ``reward`` (a :class:`~envgym.rewards.RewardSpec` or its dict form, :func:`~envgym.rewards.apply_reward`).
         The ``unsafe`` gate is :func:`make`'s (this low-level builder also serves re-makes of an env already
         built, e.g. by ``check_env``); ``allow_unsafe`` is accepted and dropped here."""
-        kwargs.pop("allow_unsafe", None)
         kwargs = {**self.kwargs, **kwargs}
-        max_turns = kwargs.pop("max_turns", self.max_turns)
-        render_mode = kwargs.pop("render_mode", None)
-        factory = _load_entry_point(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
-        # An env that takes one of these keywords itself (math/Dataset-v0's system_prompt) keeps its meaning.
-        system_prompt = None if _takes(factory, "system_prompt") else kwargs.pop("system_prompt", None)
-        few_shot = None if _takes(factory, "few_shot") else kwargs.pop("few_shot", None)
-        reward = kwargs.pop("reward", None)
+        factory = self.factory()
+        own = {key: kwargs.pop(key) for key in self.MAKE_KEYWORDS if key in kwargs and not _keeps(factory, key)}
+        self.check_kwargs(kwargs)
+        max_turns = own.get("max_turns", self.max_turns)
+        render_mode = own.get("render_mode")
+        system_prompt, few_shot, reward = own.get("system_prompt"), own.get("few_shot"), own.get("reward")
         if reward is not None:
             from envgym.rewards import RewardSpec
 
@@ -107,6 +110,41 @@ class EnvSpec:
             env = apply_reward(env, reward)
         return env
 
+    def check_kwargs(self, kwargs: Mapping[str, Any]) -> None:
+        """Refuse keyword arguments that neither :meth:`make` nor the env's entry point takes (an entry point with
+        ``**kwargs`` takes any), with a ``TypeError`` naming the ones it accepts, and a turn limit that is not a
+        whole number >= 1: what a recipe, a suite or ``--env-kwargs`` is checked against before anything loads."""
+        max_turns = kwargs.get("max_turns")
+        if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+            raise TypeError(f"max_turns must be a whole number >= 1 (the turn limit), got {max_turns!r}")
+        try:
+            parameters = inspect.signature(self.factory()).parameters.values()
+        except (TypeError, ValueError):  # a builtin or C callable: nothing to check against
+            return
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            return
+        accepted = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        unknown = sorted(set(kwargs) - set(accepted) - set(self.MAKE_KEYWORDS))
+        if unknown:
+            raise TypeError(
+                f"{self.id} takes no argument {', '.join(map(repr, unknown))}; it accepts "
+                f"{', '.join(accepted) or 'none of its own'} (and make's {', '.join(self.MAKE_KEYWORDS[:4])})"
+            )
+
+    def factory(self) -> Callable[..., Any]:
+        """The callable that builds the env (its entry point, imported if given as ``"module:Class"``)."""
+        return load_entry_point(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
+
+    def check_unsafe(self, allow_unsafe: bool) -> None:
+        """The one gate for envs registered ``unsafe=True``: refuse unless the caller opted in. :func:`make` calls
+        it; ``envgym train``, ``eval`` and recipe or suite readers call it before any model loads."""
+        if self.unsafe and not allow_unsafe:
+            reason = f" ({self.unsafe_reason})" if self.unsafe_reason else ""
+            raise UnsafeEnv(
+                f"{self.id} is registered unsafe{reason}; build it only on purpose: envgym.make({self.id!r}, "
+                "allow_unsafe=True), or allow_unsafe: true in its env_kwargs (recipes, suites, --env-kwargs)"
+            )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly summary (``envgym list --json``)."""
         entry = self.entry_point if isinstance(self.entry_point, str) else _qualified_name(self.entry_point)
@@ -117,12 +155,19 @@ class EnvSpec:
             "max_turns": self.max_turns,
             "unsafe": self.unsafe,
             **({"unsafe_reason": self.unsafe_reason} if self.unsafe else {}),
-            "kwargs": {k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v) for k, v in self.kwargs.items()},
+            "kwargs": {
+                k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v) for k, v in self.kwargs.items()
+            },
         }
 
 
 registry: dict[str, EnvSpec] = {}
 _plugins_loaded = False
+
+
+def _keeps(factory: Callable[..., Any], keyword: str) -> bool:
+    """Whether ``factory`` keeps one of make's keywords for itself (math/Dataset-v0 takes ``system_prompt``)."""
+    return keyword in ("system_prompt", "few_shot") and _takes(factory, keyword)
 
 
 def _takes(factory: Callable[..., Any], name: str) -> bool:
@@ -174,10 +219,7 @@ def make(id: str, **kwargs: Any):
     """Build a registered env; ``kwargs`` override the spec's defaults (``max_turns`` too). An env registered
     ``unsafe=True`` needs ``allow_unsafe=True`` (else :class:`UnsafeEnv`)."""
     found = spec(id)
-    if found.unsafe and not kwargs.get("allow_unsafe", False):
-        reason = f" ({found.unsafe_reason})" if found.unsafe_reason else ""
-        raise UnsafeEnv(f"{id} is registered unsafe{reason}; build it only on purpose with "
-                        f"envgym.make({id!r}, allow_unsafe=True) (envgym train: --allow-unsafe)")
+    found.check_unsafe(kwargs.get("allow_unsafe", False))
     return found.make(**kwargs)
 
 
@@ -198,9 +240,12 @@ def load_plugins(force: bool = False) -> None:
         try:
             entry.load()()
         except Exception as error:  # a third-party plugin may fail in any way
+            package = entry.dist.name if entry.dist is not None else entry.value.split(".")[0].split(":")[0]
             warnings.warn(
-                f"envgym plugin {entry.name!r} ({entry.value}) failed to load and was skipped: "
-                f"{type(error).__name__}: {error}",
+                f"envgym plugin {entry.name!r} of the package {package!r} ({entry.value}) failed to load and was "
+                f'skipped: {type(error).__name__}: {error}. Fix: `python -c "import {entry.module}"` shows the '
+                f"full error; reinstall or upgrade it (pip install -U {package}), or uninstall it "
+                f"(pip uninstall {package}) to stop this warning. Said once per process.",
                 RuntimeWarning,
                 stacklevel=2,
             )
@@ -215,13 +260,17 @@ def _parse_id(id: str) -> dict[str, str]:
     return match.groupdict()
 
 
-def _load_entry_point(entry_point: str) -> Callable[..., Any]:
+def load_entry_point(entry_point: str) -> Callable[..., Any]:
+    """Import ``"package.module:Attribute"`` and return the attribute: the one string loader of the project, for the
+    plugin contract (``register(id, entry_point="module:Class")`` and entry points declared in a pyproject)."""
     module_name, _, attribute = entry_point.partition(":")
     module = importlib.import_module(module_name)
     try:
         return getattr(module, attribute)
     except AttributeError:
-        raise ImportError(f"entry point {entry_point!r}: module {module_name!r} has no attribute {attribute!r}") from None
+        raise ImportError(
+            f"entry point {entry_point!r}: module {module_name!r} has no attribute {attribute!r}"
+        ) from None
 
 
 def _qualified_name(obj: Any) -> str:

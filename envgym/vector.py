@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
 import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,9 +32,6 @@ from envgym.core import Action, Message, ResetNeeded
 from envgym.vector_backends import BACKENDS, Call, EnvFactory, Replaced, error_result
 
 AUTORESET_MODES = ("next_step", "same_step", "disabled")
-
-# Backends outside the core are named lazily so the core never imports ray.
-_LAZY_BACKENDS = {"ray": "envgym.server.ray_backend:RayBackend"}
 
 
 class VectorEnv:
@@ -87,9 +83,12 @@ class VectorEnv:
         if isinstance(autoreset_mode, AutoresetMode):
             autoreset_mode = autoreset_mode.name.lower()
         if autoreset_mode not in AUTORESET_MODES:
-            raise ValueError(f"unknown autoreset_mode {autoreset_mode!r}; choose one of {', '.join(map(repr, AUTORESET_MODES))}")
-        if step_timeout is not None and (isinstance(step_timeout, bool) or not isinstance(step_timeout, numbers.Real)
-                                         or not step_timeout > 0):
+            raise ValueError(
+                f"unknown autoreset_mode {autoreset_mode!r}; choose one of {', '.join(map(repr, AUTORESET_MODES))}"
+            )
+        if step_timeout is not None and (
+            isinstance(step_timeout, bool) or not isinstance(step_timeout, numbers.Real) or not step_timeout > 0
+        ):
             raise ValueError(f"step_timeout must be a number of seconds > 0 or None, got {step_timeout!r}")
         self.num_envs = len(env_fns)
         self.mode = mode
@@ -162,7 +161,9 @@ class VectorEnv:
                 )
             chosen = {i: a for i, a in enumerate(actions) if a is not None}
         else:
-            raise TypeError(f"actions must be a list (None for idle envs) or a dict {{index: action}}, got {type(actions).__name__}")
+            raise TypeError(
+                f"actions must be a list (None for idle envs) or a dict {{index: action}}, got {type(actions).__name__}"
+            )
 
         same_step = self.autoreset_mode == "same_step"
         autoreset_args = self._autoreset_args if same_step else self._no_autoreset
@@ -199,7 +200,9 @@ class VectorEnv:
         if replaced:
             self._lose(replaced, results)
         results.update(answered)
-        rows = [results[i] if i in results else ([], 0.0, False, False, {"skipped": True}) for i in range(self.num_envs)]
+        rows = [
+            results[i] if i in results else ([], 0.0, False, False, {"skipped": True}) for i in range(self.num_envs)
+        ]
         messages, rewards, terminated, truncated, infos = map(list, zip(*rows))
         return messages, rewards, terminated, truncated, infos
 
@@ -282,8 +285,10 @@ def make_vec(
     from envgym.registration import make, spec
 
     if "autoreset" in kwargs:
-        raise TypeError("make_vec(autoreset=...) is now autoreset_mode='next_step' (default), 'same_step' (what "
-                        "autoreset=True did) or 'disabled' (autoreset=False)")
+        raise TypeError(
+            "make_vec(autoreset=...) is now autoreset_mode='next_step' (default), 'same_step' (what "
+            "autoreset=True did) or 'disabled' (autoreset=False)"
+        )
     ids = [id_or_ids] if isinstance(id_or_ids, str) else list(id_or_ids)
     if not ids:
         raise ValueError("make_vec needs at least one env id")
@@ -295,17 +300,24 @@ def make_vec(
         spec(env_id)  # fail fast, in this process, on unknown ids
     env_ids = [ids[i % len(ids)] for i in range(num_envs)]
     env_fns = [functools.partial(make, env_id, **kwargs) for env_id in env_ids]
-    return VectorEnv(env_fns, mode=mode, autoreset_mode=autoreset_mode, step_timeout=step_timeout,
-                     max_workers=max_workers, env_ids=env_ids)
+    return VectorEnv(
+        env_fns,
+        mode=mode,
+        autoreset_mode=autoreset_mode,
+        step_timeout=step_timeout,
+        max_workers=max_workers,
+        env_ids=env_ids,
+    )
 
 
 def _backend_class(mode: str) -> type:
     if mode in BACKENDS:
         return BACKENDS[mode]
-    if mode in _LAZY_BACKENDS:
-        module_name, _, name = _LAZY_BACKENDS[mode].partition(":")
-        return getattr(importlib.import_module(module_name), name)
-    known = ", ".join(repr(m) for m in [*BACKENDS, *_LAZY_BACKENDS])
+    if mode == "ray":  # imported on use: the core never imports ray otherwise
+        from envgym.vector_ray import RayBackend
+
+        return RayBackend
+    known = ", ".join(repr(m) for m in [*BACKENDS, "ray"])
     raise ValueError(f"unknown vector-env mode {mode!r}; choose one of {known}")
 
 

@@ -18,7 +18,7 @@ and why, so the vector env can end the episodes that were lost with them. How ea
   ``info["error"] = "env lost: ..."`` (their results of that batch were in the killed worker); the vector
   env reports the same error at the next step of an idle mate that was mid-episode. Give each env its own
   worker (``max_workers=num_envs``) when envs hang often and a mate's lost episode matters.
-- ``ray`` (:mod:`envgym.server.ray_backend`): as ``process``, with actors.
+- ``ray`` (:mod:`envgym.vector_ray`): as ``process``, with actors.
 """
 
 from __future__ import annotations
@@ -76,8 +76,12 @@ def timeout_message(method: str, seconds: float) -> str:
     return f"{method} timeout after {seconds:g}s"
 
 
-def _run_call(envs: MutableSequence[Any] | dict[int, Any], env_fns: Sequence[EnvFactory] | Mapping[int, EnvFactory],
-              i: int, call: Call) -> tuple:
+def _run_call(
+    envs: MutableSequence[Any] | dict[int, Any],
+    env_fns: Sequence[EnvFactory] | Mapping[int, EnvFactory],
+    i: int,
+    call: Call,
+) -> tuple:
     """Run ``call`` on env ``i``; a slot emptied by a failed rebuild is rebuilt first."""
     env = envs[i]
     if env is None:
@@ -183,7 +187,9 @@ class SyncBackend:
     With a ``step_timeout`` each call runs on one helper thread instead, so that a hung call can be left
     behind (see the module docstring)."""
 
-    def __init__(self, env_fns: Sequence[EnvFactory], step_timeout: float | None = None, max_workers: int | None = None):
+    def __init__(
+        self, env_fns: Sequence[EnvFactory], step_timeout: float | None = None, max_workers: int | None = None
+    ):
         self.env_fns = list(env_fns)
         self.envs: list[Any] = [fn() for fn in self.env_fns]
         self.step_timeout = step_timeout
@@ -268,8 +274,9 @@ class _Worker:
         self.shard = shard
         self.progress = context.RawArray("d", [0.0, -1.0])
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, {i: env_fns[i] for i in shard}, eager, self.progress),
-                                       daemon=True)
+        self.process = context.Process(
+            target=_worker, args=(child, {i: env_fns[i] for i in shard}, eager, self.progress), daemon=True
+        )
         self.process.start()
         child.close()
 
@@ -287,7 +294,9 @@ class _Hung(Exception):
 class ProcessBackend:
     """Shards the envs over worker processes (spawned, so no forked threads or locks are inherited)."""
 
-    def __init__(self, env_fns: Sequence[EnvFactory], step_timeout: float | None = None, max_workers: int | None = None):
+    def __init__(
+        self, env_fns: Sequence[EnvFactory], step_timeout: float | None = None, max_workers: int | None = None
+    ):
         num_workers = max(1, min(len(env_fns), max_workers or os.cpu_count() or 1))
         self._context = multiprocessing.get_context("spawn")
         self._env_fns = list(env_fns)

@@ -66,15 +66,24 @@ def _create(name: str) -> Backend:
     return RemoteBackend()
 
 
-def run(code: str, *, language: str = "python", stdin: str = "", files: Mapping[str, str] | None = None,
-        timeout: float = 5.0, memory_mb: int = 512, backend: str | Backend | None = None) -> ExecResult:
+def run(
+    code: str,
+    *,
+    language: str = "python",
+    stdin: str = "",
+    files: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    memory_mb: int = 512,
+    backend: str | Backend | None = None,
+) -> ExecResult:
     """Run one program and wait for its :class:`ExecResult` (never raises for the program's faults)."""
     request = make_request(code, language=language, stdin=stdin, files=files, timeout=timeout, memory_mb=memory_mb)
     return get_backend(backend).submit(request).result()
 
 
-def run_many(jobs: Iterable[str | Mapping[str, Any]], *, backend: str | Backend | None = None,
-             **defaults: Any) -> list[ExecResult]:
+def run_many(
+    jobs: Iterable[str | Mapping[str, Any]], *, backend: str | Backend | None = None, **defaults: Any
+) -> list[ExecResult]:
     """Run many programs concurrently (bounded by the backend); results come back in input order.
 
     Each job is a code string or a dict of ``run`` keyword arguments (``{"code": ..., "stdin": ...}``);
@@ -89,8 +98,16 @@ def run_many(jobs: Iterable[str | Mapping[str, Any]], *, backend: str | Backend 
     return [future.result() for future in futures]
 
 
-async def arun(code: str, *, language: str = "python", stdin: str = "", files: Mapping[str, str] | None = None,
-               timeout: float = 5.0, memory_mb: int = 512, backend: str | Backend | None = None) -> ExecResult:
+async def arun(
+    code: str,
+    *,
+    language: str = "python",
+    stdin: str = "",
+    files: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    memory_mb: int = 512,
+    backend: str | Backend | None = None,
+) -> ExecResult:
     """``run`` for asyncio code: awaits the result without blocking the event loop."""
     request = make_request(code, language=language, stdin=stdin, files=files, timeout=timeout, memory_mb=memory_mb)
     return await asyncio.wrap_future(get_backend(backend).submit(request))

@@ -23,8 +23,15 @@ from typing import Any
 from envgym.sandbox._values import Unrepresentable, encode_call
 
 _NOT_EVALUATED_FIRST = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_ARITHMETIC = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,11 +39,11 @@ class AssertPlan:
     """What the host needs to grade a solution against one set of assertion tests."""
 
     case_names: tuple[str, ...]
-    setup_code: str                    # the setup, compiled and marshalled (hex): the evaluator's Python is ours
-    tests_code: str                    # the instrumented tests, likewise
-    functions: tuple[str, ...]         # names the evaluator binds to stand-ins for the solution's functions
-    modules: tuple[str, ...]           # standard-library modules the evaluator imports for the tests
-    first_calls: tuple[list, ...]      # encoded calls known before anything runs, in evaluation order
+    setup_code: str  # the setup, compiled and marshalled (hex): the evaluator's Python is ours
+    tests_code: str  # the instrumented tests, likewise
+    functions: tuple[str, ...]  # names the evaluator binds to stand-ins for the solution's functions
+    modules: tuple[str, ...]  # standard-library modules the evaluator imports for the tests
+    first_calls: tuple[list, ...]  # encoded calls known before anything runs, in evaluation order
 
 
 @functools.lru_cache(maxsize=1024)
@@ -75,8 +82,14 @@ def plan_assert_tests(tests: str, entry_point: str | None, setup: str) -> Assert
     if not names:
         raise ValueError("the tests contain no assert statement")
     body_owner.body = new_body
-    return AssertPlan(tuple(names), _marshalled(setup_module, "setup.py"), _marshalled(module, "tests.py"),
-                      functions, modules, tuple(first_calls))
+    return AssertPlan(
+        tuple(names),
+        _marshalled(setup_module, "setup.py"),
+        _marshalled(module, "tests.py"),
+        functions,
+        modules,
+        tuple(first_calls),
+    )
 
 
 def _marshalled(module: ast.Module, filename: str) -> str:
@@ -86,9 +99,9 @@ def _marshalled(module: ast.Module, filename: str) -> str:
 
 def _source_of(lines: list[str], node: ast.stmt) -> str:
     """``ast.get_source_segment`` without splitting the whole source again for every node."""
-    selected = [line.encode() for line in lines[node.lineno - 1:node.end_lineno]]
-    selected[-1] = selected[-1][:node.end_col_offset]
-    selected[0] = selected[0][node.col_offset:]
+    selected = [line.encode() for line in lines[node.lineno - 1 : node.end_lineno]]
+    selected[-1] = selected[-1][: node.end_col_offset]
+    selected[0] = selected[0][node.col_offset :]
     return b"\n".join(selected).decode(errors="replace")
 
 
@@ -108,10 +121,15 @@ def _case_wrapper(statement: ast.stmt, index: int) -> ast.Try:
         return [ast.Expr(_call(at, "__envgym_case", ast.Constant(index, **at), *arguments), **at)]
 
     described = _call(at, "__envgym_describe", ast.Name("__envgym_error", ast.Load(), **at))
-    handlers = [ast.ExceptHandler(ast.Name("__envgym_Pending", ast.Load(), **at), None,
-                                  report(ast.Constant(None, **at)), **at),
-                ast.ExceptHandler(ast.Name("BaseException", ast.Load(), **at), "__envgym_error",
-                                  report(ast.Constant(False, **at), described), **at)]
+    handlers = [
+        ast.ExceptHandler(ast.Name("__envgym_Pending", ast.Load(), **at), None, report(ast.Constant(None, **at)), **at),
+        ast.ExceptHandler(
+            ast.Name("BaseException", ast.Load(), **at),
+            "__envgym_error",
+            report(ast.Constant(False, **at), described),
+            **at,
+        ),
+    ]
     return ast.Try([statement], handlers, report(ast.Constant(True, **at)), [], **at)
 
 
@@ -126,8 +144,12 @@ class _GuardNestedAsserts(ast.NodeTransformer):
 
 
 def _position(node: ast.stmt) -> dict[str, int]:
-    return {"lineno": node.lineno, "col_offset": node.col_offset, "end_lineno": node.end_lineno,
-            "end_col_offset": node.end_col_offset}
+    return {
+        "lineno": node.lineno,
+        "col_offset": node.col_offset,
+        "end_lineno": node.end_lineno,
+        "end_col_offset": node.end_col_offset,
+    }
 
 
 def _call(at: dict[str, int], function: str, *arguments: ast.expr) -> ast.Call:
@@ -170,8 +192,11 @@ def _top_level_names(module: ast.Module) -> set[str]:
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
         else:
-            names.update(node.id for node in ast.walk(statement)
-                         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load))
+            names.update(
+                node.id
+                for node in ast.walk(statement)
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+            )
     return names
 
 

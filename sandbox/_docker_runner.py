@@ -45,8 +45,16 @@ def limit() -> None:
 command = [sys.executable, "main.py"] if job["language"] == "python" else ["bash", "main.sh"]
 environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8"}
 started = time.monotonic()
-process = subprocess.Popen(command, cwd=folder, stdin=stdin_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=environment, start_new_session=True, preexec_fn=limit)
+process = subprocess.Popen(
+    command,
+    cwd=folder,
+    stdin=stdin_fd,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    env=environment,
+    start_new_session=True,
+    preexec_fn=limit,
+)
 buffers = {process.stdout: bytearray(), process.stderr: bytearray()}
 selector = selectors.DefaultSelector()
 for stream in buffers:
@@ -65,7 +73,7 @@ while selector.get_map() and flag is None:
             continue
         buffer = buffers[key.fileobj]
         room = MAX_OUTPUT - len(buffer)
-        buffer += chunk[:max(room, 0)]
+        buffer += chunk[: max(room, 0)]
         if len(chunk) > room:
             flag = "output_limit"
 if flag is not None:
@@ -87,6 +95,15 @@ for entry in os.scandir("/tmp"):  # the next job in this container starts from a
 cpu = usage.ru_utime + usage.ru_stime
 stdout, stderr = bytes(buffers[process.stdout]), bytes(buffers[process.stderr])
 status, code = verdict(exit_status, cpu, timeout, flag, stderr)  # noqa: F821 - prepended _verdict.py
-print(json.dumps({"status": status, "exit_code": code, "stdout": stdout.decode(errors="replace"),
-                  "stderr": stderr.decode(errors="replace"), "wall_s": round(time.monotonic() - started, 6),
-                  "cpu_s": round(cpu, 6)}))
+print(
+    json.dumps(
+        {
+            "status": status,
+            "exit_code": code,
+            "stdout": stdout.decode(errors="replace"),
+            "stderr": stderr.decode(errors="replace"),
+            "wall_s": round(time.monotonic() - started, 6),
+            "cpu_s": round(cpu, 6),
+        }
+    )
+)

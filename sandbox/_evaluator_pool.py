@@ -32,8 +32,15 @@ from typing import Any
 class EvaluatorPool:
     """At most ``size`` workers (default: the usable cores), started on demand. Thread-safe."""
 
-    def __init__(self, program: str, modules_line: str, *, size: int | None = None, memory_mb: int = 1024,
-                 recycle_after: int = 1000):
+    def __init__(
+        self,
+        program: str,
+        modules_line: str,
+        *,
+        size: int | None = None,
+        memory_mb: int = 1024,
+        recycle_after: int = 1000,
+    ):
         self.size = size or len(os.sched_getaffinity(0))
         self._folder = tempfile.mkdtemp(prefix="envgym-evaluator-")  # the workers' empty working directory
         self._start = (program, modules_line, memory_mb, self._folder)
@@ -91,9 +98,14 @@ class _Worker:
         # working directory (``-c`` puts it on sys.path); a fixed hash seed so that set order, hence the calls
         # the tests make, is the same in every worker
         self.process = subprocess.Popen(
-            [sys.executable, "-S", "-s", "-c", program, str(memory_mb)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=folder, start_new_session=True,
-            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
+            [sys.executable, "-S", "-s", "-c", program, str(memory_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=folder,
+            start_new_session=True,
+            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+        )
         self.process.stdin.write(modules_line.encode())
         self.buffer = bytearray()
         self.served = 0

@@ -115,8 +115,9 @@ def _mount_points() -> list[str]:
             filesystem = fields[fields.index(b"-") + 1]  # optional fields end with "-", then the type
             if filesystem not in UNWRITABLE_TYPES:
                 points.add(fields[4].decode("unicode_escape"))  # "\040" is a space
-    return sorted(point for point in points
-                  if not any(point == top or point.startswith(top + "/") for top in KERNEL_INTERFACES))
+    return sorted(
+        point for point in points if not any(point == top or point.startswith(top + "/") for top in KERNEL_INTERFACES)
+    )
 
 
 def _remount_read_only(path: str) -> bool:
@@ -142,15 +143,21 @@ def hide_installed_packages(view: dict) -> None:
             continue  # gone since the host listed it
     try:
         for path in view["hidden"]:
-            _check(LIBC.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                              b"size=1m,nr_inodes=1024,mode=0755"), f"hide {path}")
+            _check(
+                LIBC.mount(
+                    b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,nr_inodes=1024,mode=0755"
+                ),
+                f"hide {path}",
+            )
         for path, descriptor in sources:
             if stat.S_ISDIR(os.fstat(descriptor).st_mode):
                 os.makedirs(path, exist_ok=True)
             else:
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
-            _check(LIBC.mount(f"/proc/self/fd/{descriptor}".encode(), path.encode(), None, MS_BIND | MS_REC, None),
-                   f"expose {path}")
+            _check(
+                LIBC.mount(f"/proc/self/fd/{descriptor}".encode(), path.encode(), None, MS_BIND | MS_REC, None),
+                f"expose {path}",
+            )
     finally:
         for _, descriptor in sources:
             os.close(descriptor)
@@ -170,8 +177,14 @@ class CapabilityDrop:
 class SlotNamespaces:
     """One slot's namespaces, held by its init process; the zygote forks jobs into them."""
 
-    def __init__(self, slot: int, job_dir: str, own_pid_namespace: int, job_ids: tuple[int, int] | None,
-                 package_view: dict | None = None):
+    def __init__(
+        self,
+        slot: int,
+        job_dir: str,
+        own_pid_namespace: int,
+        job_ids: tuple[int, int] | None,
+        package_view: dict | None = None,
+    ):
         """``job_ids``: the (uid, gid) jobs appear as in a user namespace of the slot's own (None: no such
         namespace, when the pool runs as root and every job has a uid of its own). ``package_view``: the
         ``{"hidden", "exposed"}`` paths to apply in the slot's mount namespace (None: bwrap applied them)."""

@@ -10,8 +10,9 @@ Computed here, on the host, from every interpreter prefix (``sys.prefix``, ``sys
 prefixes), every entry of ``sys.path``, ``site``'s directories (user site included), the ``*-packages``
 directories under each prefix and under ``/usr`` and ``/usr/local``, the directories the RECORD of every
 installed distribution writes outside its site-packages, the source tree of an editable envgym (its
-built-in tasks) and the caches datasets are downloaded to (``~/.cache``, ``$HF_HOME``, ...). bwrap applies the view when the pool starts; without bwrap, each slot's mount namespace
-applies it (``_namespaces.py``). Where neither exists, nothing can be hidden and the pool warns.
+built-in tasks) and the caches datasets are downloaded to (``~/.cache``, ``$HF_HOME``, ...). bwrap applies the
+view when the pool starts; without bwrap, each slot's mount namespace applies it (``_namespaces.py``). Where
+neither exists, nothing can be hidden and the pool warns.
 """
 
 from __future__ import annotations
@@ -35,9 +36,25 @@ PACKAGES_ENVIRONMENT_VARIABLE = "ENVGYM_SANDBOX_PACKAGES"  # comma-separated pac
 DEFAULT_PACKAGES = ("numpy", "sympy", "mpmath")
 # What jobs need from the system (shells, compilers, shared libraries, time zones): never covered, nor anything
 # above them, whatever lands on sys.path (``python -m`` run from /usr puts /usr there).
-SYSTEM_NEEDS = ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/include",
-                "/usr/share/zoneinfo", "/usr/local/bin", "/usr/local/lib", "/etc", "/bin", "/sbin", "/lib", "/lib64",
-                "/tmp", "/dev", "/proc")
+SYSTEM_NEEDS = (
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/libexec",
+    "/usr/include",
+    "/usr/share/zoneinfo",
+    "/usr/local/bin",
+    "/usr/local/lib",
+    "/etc",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/tmp",
+    "/dev",
+    "/proc",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,14 +73,15 @@ def declared_packages(packages: tuple[str, ...] | None = None) -> tuple[str, ...
     """The packages a pool exposes: ``packages``, else ``$ENVGYM_SANDBOX_PACKAGES``, else the installed ones of
     ``DEFAULT_PACKAGES``; answer keys refused."""
     if packages is None and PACKAGES_ENVIRONMENT_VARIABLE in os.environ:
-        packages = tuple(name.strip() for name in os.environ[PACKAGES_ENVIRONMENT_VARIABLE].split(",")
-                         if name.strip())
+        packages = tuple(name.strip() for name in os.environ[PACKAGES_ENVIRONMENT_VARIABLE].split(",") if name.strip())
     elif packages is None:
         packages = tuple(name for name in DEFAULT_PACKAGES if importlib.util.find_spec(name) is not None)
     refused = sorted(set(packages) & set(ANSWER_KEY_PACKAGES))
     if refused:
-        raise ValueError(f"{refused} hold benchmark answer keys and are never exposed to sandbox jobs; declare "
-                         f"only packages a solution may import (got packages={list(packages)})")
+        raise ValueError(
+            f"{refused} hold benchmark answer keys and are never exposed to sandbox jobs; declare "
+            f"only packages a solution may import (got packages={list(packages)})"
+        )
     return tuple(packages)
 
 
@@ -76,11 +94,17 @@ def package_view(packages: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> 
     needed = _interpreter_paths() | {os.path.realpath(path) for path in (*keep, *SYSTEM_NEEDS)}
     candidates = {*_site_directories(), *_data_directories(), *_envgym_source_roots(), *_dataset_caches()}
     # Real paths only: the kernel resolves every other name of a directory to the mount that covers it.
-    hidden = sorted({os.path.realpath(path) for path in candidates if os.path.isdir(path)
-                     and not any(_within(need, os.path.realpath(path)) for need in needed)})
+    hidden = sorted(
+        {
+            os.path.realpath(path)
+            for path in candidates
+            if os.path.isdir(path) and not any(_within(need, os.path.realpath(path)) for need in needed)
+        }
+    )
     hidden = [path for path in hidden if not any(_within(path, outer) for outer in hidden if outer != path)]
-    exposed = sorted({os.path.realpath(entry) for name in (*SANDBOX_PACKAGES, *packages)
-                      for entry in _package_entries(name)})
+    exposed = sorted(
+        {os.path.realpath(entry) for name in (*SANDBOX_PACKAGES, *packages) for entry in _package_entries(name)}
+    )
     return PackageView(tuple(hidden), tuple(path for path in exposed if any(_within(path, top) for top in hidden)))
 
 
@@ -141,8 +165,7 @@ def _data_directories() -> list[str]:
 def _dataset_caches() -> list[str]:
     """Where downloaded datasets land (evalplus caches its problems in ~/.cache/evalplus; Hugging Face datasets)."""
     found = [os.path.expanduser("~/.cache")]
-    found += [os.environ[name] for name in ("XDG_CACHE_HOME", "HF_HOME", "HF_DATASETS_CACHE")
-              if os.environ.get(name)]
+    found += [os.environ[name] for name in ("XDG_CACHE_HOME", "HF_HOME", "HF_DATASETS_CACHE") if os.environ.get(name)]
     return [path for path in found if os.path.isabs(path)]
 
 

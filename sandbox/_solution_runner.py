@@ -54,8 +54,11 @@ def answer(namespace, function, args, kwargs):
     try:
         return ["value", encode(value)]
     except Unrepresentable as error:
-        return ["unrepresentable", f"{error} (return plain data: None, bool, int, float, str, bytes, complex, "
-                                   f"and lists, tuples, dicts, sets of them)"]
+        return [
+            "unrepresentable",
+            f"{error} (return plain data: None, bool, int, float, str, bytes, complex, "
+            f"and lists, tuples, dicts, sets of them)",
+        ]
     except BaseException as error:  # noqa: BLE001 - reading the value ran the solution's code, which failed
         return ["raised", type(error).__name__, describe(error, with_type=False)]
 
@@ -72,11 +75,15 @@ def describe(error, with_type=True):
 def send(descriptor, record):
     data = (json.dumps(record) + "\n").encode()
     if len(data) > MAX_ANSWER_BYTES:
-        data = (json.dumps(["unrepresentable", f"a value of {len(data)} bytes once encoded (the limit is "
-                                              f"{MAX_ANSWER_BYTES})"]) + "\n").encode()
+        data = (
+            json.dumps(
+                ["unrepresentable", f"a value of {len(data)} bytes once encoded (the limit is {MAX_ANSWER_BYTES})"]
+            )
+            + "\n"
+        ).encode()
     view = memoryview(data)
     while view:
-        view = view[os.write(descriptor, view):]
+        view = view[os.write(descriptor, view) :]
 
 
 main()

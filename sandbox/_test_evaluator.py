@@ -182,7 +182,7 @@ def describe(error):
 def send(descriptor, record):
     view = memoryview((json.dumps(record) + "\n").encode())
     while view:
-        view = view[os.write(descriptor, view):]
+        view = view[os.write(descriptor, view) :]
 
 
 main()

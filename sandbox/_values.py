@@ -43,8 +43,7 @@ def encode(value, depth=0):
             raise Unrepresentable(f"an int of {value.bit_length()} bits (the limit is {MAX_INT_BITS})", value)
         return value
     if depth >= MAX_DEPTH:
-        raise Unrepresentable(f"data nested deeper than {MAX_DEPTH} levels (or a container that holds itself)",
-                              value)
+        raise Unrepresentable(f"data nested deeper than {MAX_DEPTH} levels (or a container that holds itself)", value)
     if kind is list:
         return [encode(item, depth + 1) for item in value]
     if kind is tuple:
@@ -95,7 +94,7 @@ def decode(data, depth=0):
         return [decode(item, depth + 1) for item in data]
     if kind is not dict or len(data) != 1:
         raise ValueError(f"not an encoded value: a {kind.__name__}")
-    (tag, inner), = data.items()
+    ((tag, inner),) = data.items()
     if tag == "bytes" and type(inner) is str:
         return bytes.fromhex(inner)
     if tag not in _TAGS or type(inner) is not list:

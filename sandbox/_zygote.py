@@ -42,11 +42,32 @@ CONFIG = json.loads(sys.argv[1])
 # running their .pth files, whose import hooks (editable installs) would load modules that slow every fork.
 sys.path.extend(path for path in CONFIG["site_packages"] if os.path.isdir(path))
 LIBC = ctypes.CDLL(None, use_errno=True)
-JOB_ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-                   "PYTHONDONTWRITEBYTECODE": "1"}  # plus HOME and TMPDIR, the job's directory
+JOB_ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}  # plus HOME and TMPDIR, the job's directory
 WARM_MODULES = (
-    "collections", "itertools", "functools", "math", "re", "string", "typing", "heapq", "bisect", "json",
-    "random", "statistics", "fractions", "decimal", "hashlib", "datetime", "copy", "operator", "dataclasses",
+    "collections",
+    "itertools",
+    "functools",
+    "math",
+    "re",
+    "string",
+    "typing",
+    "heapq",
+    "bisect",
+    "json",
+    "random",
+    "statistics",
+    "fractions",
+    "decimal",
+    "hashlib",
+    "datetime",
+    "copy",
+    "operator",
+    "dataclasses",
     "socket",
 )
 
@@ -84,8 +105,11 @@ class Zygote:
         self.seccomp = compile_filter() if CONFIG["seccomp"] else None
         self.drop_capabilities = None if CONFIG["drop_privileges"] else CapabilityDrop()  # bwrap's, without root
         self.max_output = int(CONFIG["max_output_bytes"])
-        fixed = [(resource.RLIMIT_FSIZE, int(CONFIG["file_size_mb"]) * 1024 * 1024), (resource.RLIMIT_NOFILE, 256),
-                 (resource.RLIMIT_CORE, 0)]
+        fixed = [
+            (resource.RLIMIT_FSIZE, int(CONFIG["file_size_mb"]) * 1024 * 1024),
+            (resource.RLIMIT_NOFILE, 256),
+            (resource.RLIMIT_CORE, 0),
+        ]
         # RLIMIT_NPROC counts the processes of one uid in one user namespace: a job's own with a uid per job,
         # or its slot's user namespace, where the slot's init is one of them.
         if CONFIG["drop_privileges"]:
@@ -112,8 +136,7 @@ class Zygote:
         made: dict[int, SlotNamespaces] = {}
         try:
             for slot in range(CONFIG["slots"]):
-                made[slot] = SlotNamespaces(slot, _slot_dir(slot), own_pid_namespace, job_ids,
-                                            CONFIG["package_view"])
+                made[slot] = SlotNamespaces(slot, _slot_dir(slot), own_pid_namespace, job_ids, CONFIG["package_view"])
         except OSError as error:
             for namespaces in made.values():
                 namespaces.close()
@@ -182,8 +205,8 @@ class Zygote:
             size = struct.unpack(">I", self.inbox[:4])[0]
             if len(self.inbox) < 4 + size:
                 break
-            self.queue.append(json.loads(self.inbox[4:4 + size]))
-            del self.inbox[:4 + size]
+            self.queue.append(json.loads(self.inbox[4 : 4 + size]))
+            del self.inbox[: 4 + size]
         return True
 
     # --- one job ---------------------------------------------------------------------------------
@@ -200,8 +223,17 @@ class Zygote:
             job.setup_r, setup_w = os.pipe()  # the child writes one byte once it is fully confined
         except Exception as error:  # noqa: BLE001 - reported to the caller as infra_error
             self.free_slots.append(slot)
-            self._send({"id": request["id"], "status": "infra_error", "exit_code": None, "stdout": "",
-                        "stderr": f"sandbox could not prepare the job: {error!r}", "wall_s": 0.0, "cpu_s": 0.0})
+            self._send(
+                {
+                    "id": request["id"],
+                    "status": "infra_error",
+                    "exit_code": None,
+                    "stdout": "",
+                    "stderr": f"sandbox could not prepare the job: {error!r}",
+                    "wall_s": 0.0,
+                    "cpu_s": 0.0,
+                }
+            )
             return
         namespaces = self.slots.get(slot)
         pid = namespaces.fork() if namespaces else os.fork()
@@ -226,7 +258,6 @@ class Zygote:
         self.poll.unregister(fd)
         del self.watched[fd]
 
-
     def _read_output(self, job: Job, kind: str, fd: int) -> bool:
         """Read what the pipe holds; False when nothing is there yet (its writers still live)."""
         buffer = job.out if kind == "stdout" else job.err
@@ -238,7 +269,7 @@ class Zygote:
             self._close_output(fd)
             return True
         room = self.max_output - len(buffer)
-        buffer += chunk[:max(room, 0)]
+        buffer += chunk[: max(room, 0)]
         if len(chunk) > room and job.flag is None:
             job.flag = "output_limit"
             self._kill_all(job)
@@ -284,9 +315,15 @@ class Zygote:
         cpu = job.rusage.ru_utime + job.rusage.ru_stime
         stderr = bytes(job.err)
         status, code = verdict(job.exit_status, cpu, float(job.request["timeout"]), job.flag, stderr)
-        return {"id": job.request["id"], "status": status, "exit_code": code,
-                "stdout": bytes(job.out).decode(errors="replace"), "stderr": stderr.decode(errors="replace"),
-                "wall_s": round(time.monotonic() - job.started, 6), "cpu_s": round(cpu, 6)}
+        return {
+            "id": job.request["id"],
+            "status": status,
+            "exit_code": code,
+            "stdout": bytes(job.out).decode(errors="replace"),
+            "stderr": stderr.decode(errors="replace"),
+            "wall_s": round(time.monotonic() - job.started, 6),
+            "cpu_s": round(cpu, 6),
+        }
 
     def _kill_all(self, job: Job) -> None:
         """Kill the job's whole process tree: its slot's PID namespace, else (no namespaces) its process group.
@@ -362,9 +399,11 @@ class Zygote:
             sys.stdin, sys.stdout, sys.stderr = self.std_streams
             _run_python(job.request["code"], _main_file(language), job.dir)
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-        command = {"bash": "exec bash main.sh",
-                   "c": "gcc -O2 -o main main.c -lm && exec ./main",
-                   "cpp": "g++ -O2 -o main main.cpp && exec ./main"}[language]
+        command = {
+            "bash": "exec bash main.sh",
+            "c": "gcc -O2 -o main main.c -lm && exec ./main",
+            "cpp": "g++ -O2 -o main main.cpp && exec ./main",
+        }[language]
         try:
             os.execve("/bin/sh", ["sh", "-c", command], os.environ)
         finally:
@@ -402,7 +441,7 @@ def _write_files(job: Job) -> None:
         try:
             data = memoryview(content.encode())
             while data:
-                data = data[os.write(descriptor, data):]
+                data = data[os.write(descriptor, data) :]
         finally:
             os.close(descriptor)
 
@@ -423,9 +462,11 @@ def _std_streams() -> tuple[io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper
     try:
         for source, fd in ((stdin_file, 0), (pipe_w, 1), (pipe_w, 2)):
             os.dup2(source, fd)
-        return (io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8"),
-                io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=False),
-                io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace"))
+        return (
+            io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8"),
+            io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=False),
+            io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace"),
+        )
     finally:
         for fd, original in enumerate(saved):
             os.dup2(original, fd)

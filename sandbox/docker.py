@@ -21,10 +21,15 @@ from typing import Any
 from envgym.sandbox.images import DEFAULT_TAG, SANDBOX_UID
 from envgym.sandbox.result import ExecResult, infra_error
 
-RUNNER = (Path(__file__).with_name("_verdict.py").read_text() + "\n"
-          + Path(__file__).with_name("_docker_runner.py").read_text())
-INIT = ("import os, time\nwhile True:\n    try:\n        os.wait()\n    except ChildProcessError:\n"
-        "        time.sleep(0.05)")  # pid 1: reaps orphans
+RUNNER = (
+    Path(__file__).with_name("_verdict.py").read_text()
+    + "\n"
+    + Path(__file__).with_name("_docker_runner.py").read_text()
+)
+INIT = (
+    "import os, time\nwhile True:\n    try:\n        os.wait()\n    except ChildProcessError:\n"
+    "        time.sleep(0.05)"
+)  # pid 1: reaps orphans
 VIOLATIONS = ("timeout", "memory", "output_limit", "infra_error")
 MAX_ARGUMENT_BYTES = 100_000  # one argv string; Linux allows 128 KiB
 
@@ -32,27 +37,47 @@ MAX_ARGUMENT_BYTES = 100_000  # one argv string; Linux allows 128 KiB
 class DockerBackend:
     name = "docker"
 
-    def __init__(self, image: str = DEFAULT_TAG, *, containers: int | None = None, memory_mb: int = 1024,
-                 pids_limit: int = 128, cpus: float = 1.0, tmpfs_mb: int = 256, max_output_bytes: int = 1 << 20):
+    def __init__(
+        self,
+        image: str = DEFAULT_TAG,
+        *,
+        containers: int | None = None,
+        memory_mb: int = 1024,
+        pids_limit: int = 128,
+        cpus: float = 1.0,
+        tmpfs_mb: int = 256,
+        max_output_bytes: int = 1 << 20,
+    ):
         import docker
 
         try:
             self.client = docker.from_env()
             self.client.ping()
         except Exception as error:  # noqa: BLE001 - say what to do
-            raise RuntimeError(f"the docker backend needs a running dockerd ({error}); start it "
-                               "(scripts/services.sh) or use backend='local'") from None
+            raise RuntimeError(
+                f"the docker backend needs a running dockerd ({error}); start it "
+                "(scripts/services.sh) or use backend='local'"
+            ) from None
         try:
             self.client.images.get(image)
         except docker.errors.ImageNotFound:
-            raise RuntimeError(f"docker image {image!r} not found: build it with `envgym sandbox build-image` "
-                               "(no registry is needed)") from None
+            raise RuntimeError(
+                f"docker image {image!r} not found: build it with `envgym sandbox build-image` (no registry is needed)"
+            ) from None
         self.image, self.max_output_bytes = image, max_output_bytes
-        self.run_options = {"network_mode": "none", "mem_limit": f"{memory_mb}m", "memswap_limit": f"{memory_mb}m",
-                            "pids_limit": pids_limit, "nano_cpus": int(cpus * 1e9), "read_only": True,
-                            "tmpfs": {"/tmp": f"rw,exec,size={tmpfs_mb}m,mode=1777"},
-                            "user": f"{SANDBOX_UID}:{SANDBOX_UID}", "cap_drop": ["ALL"],
-                            "security_opt": ["no-new-privileges"], "labels": {"envgym.sandbox": str(os.getpid())}}
+        self.run_options = {
+            "network_mode": "none",
+            "mem_limit": f"{memory_mb}m",
+            "memswap_limit": f"{memory_mb}m",
+            "pids_limit": pids_limit,
+            "nano_cpus": int(cpus * 1e9),
+            "read_only": True,
+            "tmpfs": {"/tmp": f"rw,exec,size={tmpfs_mb}m,mode=1777"},
+            "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "labels": {"envgym.sandbox": str(os.getpid())},
+        }
         self.size = containers or len(os.sched_getaffinity(0))
         self._idle: queue.Queue = queue.Queue()
         self._all: set = set()
@@ -63,19 +88,24 @@ class DockerBackend:
 
     def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:
         if request["language"] not in ("python", "bash"):
-            raise ValueError(f"the docker backend runs python and bash, not {request['language']!r}; "
-                             "use the local backend for c/cpp")
+            raise ValueError(
+                f"the docker backend runs python and bash, not {request['language']!r}; use the local backend for c/cpp"
+            )
         return self._pool.submit(self._run, request)
 
     def _run(self, request: dict[str, Any]) -> ExecResult:
         payload = base64.b64encode(json.dumps(request).encode()).decode()
         if len(payload) > MAX_ARGUMENT_BYTES:
-            return infra_error(f"job too large for the docker backend ({len(payload)} bytes encoded, "
-                               f"limit {MAX_ARGUMENT_BYTES}); use the local backend", self.name)
+            return infra_error(
+                f"job too large for the docker backend ({len(payload)} bytes encoded, "
+                f"limit {MAX_ARGUMENT_BYTES}); use the local backend",
+                self.name,
+            )
         container = self._idle.get()
         try:
-            exit_code, output = container.exec_run(["python3", "-c", RUNNER, payload, str(self.max_output_bytes)],
-                                                   user=str(SANDBOX_UID), workdir="/tmp")
+            exit_code, output = container.exec_run(
+                ["python3", "-c", RUNNER, payload, str(self.max_output_bytes)], user=str(SANDBOX_UID), workdir="/tmp"
+            )
             lines = output.decode(errors="replace").strip().splitlines()
             if exit_code == 0 and lines:
                 result = ExecResult.from_dict(json.loads(lines[-1]), self.name)
@@ -117,8 +147,12 @@ class DockerBackend:
         return leftovers
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "image": self.image, "containers": self.size, **{
-            key: self.run_options[key] for key in ("network_mode", "mem_limit", "pids_limit", "read_only", "user")}}
+        return {
+            "backend": self.name,
+            "image": self.image,
+            "containers": self.size,
+            **{key: self.run_options[key] for key in ("network_mode", "mem_limit", "pids_limit", "read_only", "user")},
+        }
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -20,12 +20,35 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import typer
-
 DEFAULT_TAG = "envgym-sandbox-python:latest"
 SANDBOX_UID = 65534
-TOOLS = ("sh", "bash", "rm", "ls", "cat", "echo", "sleep", "kill", "env", "id", "mkdir", "cp", "mv", "touch",
-         "head", "tail", "wc", "sort", "uniq", "tr", "grep", "sed", "true", "false", "ps")
+TOOLS = (
+    "sh",
+    "bash",
+    "rm",
+    "ls",
+    "cat",
+    "echo",
+    "sleep",
+    "kill",
+    "env",
+    "id",
+    "mkdir",
+    "cp",
+    "mv",
+    "touch",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "tr",
+    "grep",
+    "sed",
+    "true",
+    "false",
+    "ps",
+)
 # Shared libraries that site-packages load with ctypes at run time, which ldd cannot see.
 CTYPES_LIBRARIES = {"pyseccomp": ["seccomp"]}
 SKIPPED_STDLIB = {"site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
@@ -44,11 +67,14 @@ def build_python_base_image(tag: str = DEFAULT_TAG, *, site_packages: Sequence[s
         tarball = Path(folder) / "rootfs.tar"
         write_rootfs(tarball, site_packages=site_packages)
         repository, _, version = tag.partition(":")
-        changes = [f"USER {SANDBOX_UID}:{SANDBOX_UID}", "WORKDIR /tmp",
-                   f"ENV PATH={Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-                   "ENV LANG=C.UTF-8", "ENV PYTHONDONTWRITEBYTECODE=1"]
-        client.api.import_image_from_file(str(tarball), repository=repository, tag=version or "latest",
-                                          changes=changes)
+        changes = [
+            f"USER {SANDBOX_UID}:{SANDBOX_UID}",
+            "WORKDIR /tmp",
+            f"ENV PATH={Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "ENV LANG=C.UTF-8",
+            "ENV PYTHONDONTWRITEBYTECODE=1",
+        ]
+        client.api.import_image_from_file(str(tarball), repository=repository, tag=version or "latest", changes=changes)
     return client.images.get(tag).id
 
 
@@ -69,7 +95,9 @@ def write_rootfs(path: Path, *, site_packages: Sequence[str] = ()) -> None:
         if item.name not in SKIPPED_STDLIB:
             files.update(_walk(item))
     for name in site_packages:
-        matches = list(purelib.glob(name)) + list(purelib.glob(f"{name}.py")) + list(purelib.glob(f"{name}-*.dist-info"))
+        matches = (
+            list(purelib.glob(name)) + list(purelib.glob(f"{name}.py")) + list(purelib.glob(f"{name}-*.dist-info"))
+        )
         if not matches:
             raise ValueError(f"site-packages has no {name!r} (looked in {purelib})")
         for match in matches:
@@ -78,8 +106,11 @@ def write_rootfs(path: Path, *, site_packages: Sequence[str] = ()) -> None:
             files.update(_ldconfig_paths(library))
     tools = [Path(found) for name in TOOLS if (found := _which(name))]
     files.update(tools)
-    binaries = [file for file in files if file.suffix == ".so" or ".so." in file.name or file in tools
-                or file.parent == prefix / "bin"]
+    binaries = [
+        file
+        for file in files
+        if file.suffix == ".so" or ".so." in file.name or file in tools or file.parent == prefix / "bin"
+    ]
     files.update(_shared_libraries(binaries))
     with tarfile.open(path, "w") as archive:
         _add_dir(archive, "tmp", 0o1777)
@@ -91,7 +122,9 @@ def write_rootfs(path: Path, *, site_packages: Sequence[str] = ()) -> None:
         for parent in reversed(prefix.parents):  # host parents such as /root are 0700
             if str(parent) not in ("/", "/usr"):
                 _add_dir(archive, str(parent).lstrip("/"), 0o755)
-        _add_bytes(archive, "etc/passwd", f"root:x:0:0::/root:/bin/sh\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}::/tmp:/bin/sh\n")
+        _add_bytes(
+            archive, "etc/passwd", f"root:x:0:0::/root:/bin/sh\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}::/tmp:/bin/sh\n"
+        )
         _add_bytes(archive, "etc/group", f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\n")
         added: set[str] = set()
         for file in sorted(files):
@@ -126,8 +159,11 @@ def _which(name: str, path: str = "/usr/bin:/bin") -> str | None:
 def _ldconfig_paths(library: str) -> set[Path]:
     """Where the dynamic linker finds ``lib<library>.so*``: the names it loads and the files they link to."""
     output = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
-    paths = [line.rsplit("=>", 1)[1].strip() for line in output.splitlines()
-             if line.strip().startswith(f"lib{library}.so") and "=>" in line]
+    paths = [
+        line.rsplit("=>", 1)[1].strip()
+        for line in output.splitlines()
+        if line.strip().startswith(f"lib{library}.so") and "=>" in line
+    ]
     if not paths:
         raise ValueError(f"lib{library} is not installed on this host (a site package in the image loads it)")
     # ctypes.util.find_library asks `ldconfig -p`, which reads /etc/ld.so.cache: both go in too.
@@ -175,12 +211,3 @@ def _add_link(archive: tarfile.TarFile, name: str, target: str) -> None:
     info = tarfile.TarInfo(name)
     info.type, info.linkname, info.mode = tarfile.SYMTYPE, target, 0o777
     archive.addfile(info)
-
-
-def build_image_command(
-    tag: str = typer.Option(DEFAULT_TAG, help="Image name:tag to create."),
-    site_packages: list[str] = typer.Option([], "--site-package", help="Also include this site-packages module."),
-) -> None:
-    """Build the Docker backend's image from this machine's Python (no registry, no network)."""
-    image_id = build_python_base_image(tag, site_packages=site_packages)
-    print(f"built {tag} ({image_id})")

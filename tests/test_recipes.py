@@ -8,7 +8,7 @@ import yaml
 
 pytest.importorskip("torch")  # the [train] extra: GRPOConfig and the trainer
 
-from envgym.agents.training.train_cli import read_recipe  # noqa: E402
+from envgym.agents.training.recipe import read_recipe  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
 
@@ -17,30 +17,32 @@ def test_every_recipe_is_a_valid_training_config_that_names_env_and_model():
     recipes = sorted((ROOT / "recipes").glob("*.yaml"))
     assert recipes
     for path in recipes:
-        env, env_kwargs, model, config = read_recipe(path, {})
-        assert env and model and config.max_steps > 0, path
+        recipe = read_recipe(path)
+        assert recipe.trainer_env and recipe.model and recipe.config.max_steps > 0, path
 
 
 def test_the_default_suite_evaluates_the_demo_recipes_env_with_its_prompt():
-    env, env_kwargs, _, _ = read_recipe(ROOT / "recipes" / "smollm2-arithmetic-cpu.yaml", {})
+    recipe = read_recipe(ROOT / "recipes" / "smollm2-arithmetic-cpu.yaml")
+    env, env_kwargs = recipe.env, recipe.env_kwargs
     suite = yaml.safe_load((ROOT / "suites" / "default.yaml").read_text())
-    [entry] = [e for e in suite["envs"] if e["id"] == env]
-    assert entry["kwargs"] == env_kwargs
+    [entry] = [e for e in suite["envs"] if e["env"] == env]
+    assert entry["env_kwargs"] == env_kwargs
 
 
 def test_the_default_suite_evaluates_the_tool_recipes_env_with_its_prompt_and_no_shaping():
-    env, env_kwargs, _, _ = read_recipe(ROOT / "recipes" / "smollm2-tool-cpu.yaml", {})
+    recipe = read_recipe(ROOT / "recipes" / "smollm2-tool-cpu.yaml")
+    env, env_kwargs = recipe.env, recipe.env_kwargs
     suite = yaml.safe_load((ROOT / "suites" / "default.yaml").read_text())
-    [entry] = [e for e in suite["envs"] if e["id"] == env]
-    assert "reward" in env_kwargs and "reward" not in entry["kwargs"]  # eval judges the unshaped reward
-    assert entry["kwargs"] == {key: value for key, value in env_kwargs.items() if key != "reward"}
+    [entry] = [e for e in suite["envs"] if e["env"] == env]
+    assert recipe.reward is not None and "reward" not in entry  # eval judges the unshaped reward
+    assert entry["env_kwargs"] == env_kwargs
 
 
 def test_the_tool_recipes_env_pays_the_reference_answer_in_full_and_a_call_only_its_bonus():
     import envgym
 
-    env_id, env_kwargs, _, _ = read_recipe(ROOT / "recipes" / "smollm2-tool-cpu.yaml", {})
-    env = envgym.make(env_id, **env_kwargs)
+    recipe = read_recipe(ROOT / "recipes" / "smollm2-tool-cpu.yaml")
+    env = envgym.make(recipe.env, **recipe.make_kwargs())
     for index in range(10):
         env.reset(seed=index, options={"task_index": index})
         _, reward, terminated, _, info = env.step(env.reference_action())
@@ -53,12 +55,21 @@ def test_the_tool_recipes_env_pays_the_reference_answer_in_full_and_a_call_only_
 
 
 def run_recipe(tmp_path, recipe="smollm2-arithmetic-cpu.yaml", **overrides):
-    from envgym.agents.training.train_cli import load_model
+    from envgym.agents.engines.models import load_model
     from envgym.agents.training.trainer import GRPOTrainer
 
-    env, env_kwargs, model_name, config = read_recipe(ROOT / "recipes" / recipe, overrides)
-    model, tokenizer = load_model(model_name)
-    trainer = GRPOTrainer(model, tokenizer, env, config, device="cpu", out_dir=tmp_path, env_kwargs=env_kwargs)
+    read = read_recipe(ROOT / "recipes" / recipe, overrides=overrides)
+    model, tokenizer = load_model(read.model)
+    trainer = GRPOTrainer(
+        model,
+        tokenizer,
+        read.env,
+        read.config,
+        device="cpu",
+        out_dir=tmp_path,
+        env_kwargs=read.env_kwargs,
+        reward=read.reward,
+    )
     return trainer, trainer.train()
 
 

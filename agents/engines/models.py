@@ -28,8 +28,10 @@ FALLBACK_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 FALLBACK_NAMES = {DEFAULT_MODEL, "SmolLM2-135M-Instruct", "smollm2", "default"}
 CHECKPOINT_INFO = "envgym_model.json"
 """Written into every training checkpoint: ``{"base_model": name, "adapter": bool}``."""
-ACCEPTED = ("a local folder with config.json and weights, a training checkpoint, a .gguf file, 'smollm2' (packaged), "
-            "or a Hub id that is cached (or reachable when HF_HUB_OFFLINE is unset)")
+ACCEPTED = (
+    "a local folder with config.json and weights, a training checkpoint, a .gguf file, 'smollm2' (packaged), "
+    "or a Hub id that is cached (or reachable when HF_HUB_OFFLINE is unset)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,8 +59,9 @@ def resolve_model(name: str = DEFAULT_MODEL) -> ResolvedModel:
         try:
             return ResolvedModel(str(local), None, "adapter", base=resolve_model(base))
         except FileNotFoundError as error:
-            raise FileNotFoundError(f"LoRA checkpoint {name} applies to base model {base!r}, which is not here: "
-                                    f"{error}") from None
+            raise FileNotFoundError(
+                f"LoRA checkpoint {name} applies to base model {base!r}, which is not here: {error}"
+            ) from None
     if local.is_dir():
         ggufs = sorted(local.glob("*.gguf"))
         if not (local / "config.json").exists() and ggufs:
@@ -87,8 +90,10 @@ def adapter_base(folder: str | Path) -> str:
         return json.loads(info.read_text())["base_model"]
     base = json.loads((folder / "adapter_config.json").read_text()).get("base_model_name_or_path")
     if not base:
-        raise ValueError(f"LoRA checkpoint {folder} records no base model (no {CHECKPOINT_INFO}, no "
-                         "base_model_name_or_path in adapter_config.json)")
+        raise ValueError(
+            f"LoRA checkpoint {folder} records no base model (no {CHECKPOINT_INFO}, no "
+            "base_model_name_or_path in adapter_config.json)"
+        )
     return base
 
 
@@ -125,6 +130,12 @@ def _load_resolved(resolved: ResolvedModel, dtype: Any) -> Any:
         model.hf_quantizer = None
         model.config.__dict__.pop("quantization_config", None)
     return model
+
+
+def load_model(name: str, dtype: Any = None) -> tuple[Any, Any]:
+    """Load a model to train (float32 unless told otherwise: GGUF weights are de-quantized, a LoRA checkpoint is
+    merged into its base) and its tokenizer."""
+    return load_causal_lm(name, dtype=dtype), load_tokenizer(name)
 
 
 def write_checkpoint_info(folder: str | Path, model: Any) -> None:
@@ -173,8 +184,9 @@ def checkpoint_folder(resolved: ResolvedModel) -> str:
         sources.append(local.resolve() if local.exists() else local)
         base = base.base
     # A Hub base (no local path) is named by its id: the adapter's own file changes with every new training.
-    fingerprint = ":".join(f"{path}:{path.stat().st_size}:{path.stat().st_mtime_ns}" if path.exists() else str(path)
-                           for path in sources)
+    fingerprint = ":".join(
+        f"{path}:{path.stat().st_size}:{path.stat().st_mtime_ns}" if path.exists() else str(path) for path in sources
+    )
     key = hashlib.sha256(fingerprint.encode()).hexdigest()[:12]
     stem = Path(resolved.gguf_file).stem if resolved.gguf_file else Path(resolved.path).resolve().name
     target = cache_dir() / ("dequantized" if resolved.gguf_file else "merged") / f"{stem}-{key}"

@@ -5,8 +5,8 @@ Two levels (see :mod:`envgym.agents.engines.policy`):
 - ``endpoint="chat"``: message level, ``/v1/chat/completions``; the server applies its chat template.
 - ``endpoint="completions"`` with a ``tokenizer``: token level, ``/v1/completions`` with the prompt sent as
   token ids. The sampled ids come from the choice's ``token_ids`` (vLLM with ``return_token_ids``, and
-  envgym's server); servers that do not return them get the text re-encoded (then the ids may differ from the sampled ones:
-  prefer a server that returns them). Logprobs are zeros where the server gave none.
+  envgym's server); servers that do not return them get the text re-encoded (then the ids may differ from the
+  sampled ones: prefer a server that returns them). Logprobs are zeros where the server gave none.
 
 Each request of a batch carries its own seed (:func:`~envgym.agents.engines.policy.request_seed`): servers seed
 every request on its own, so one seed for all would make the samples of a task identical.
@@ -47,16 +47,29 @@ class OpenAIPolicyError(RuntimeError):
 class OpenAIPolicy:
     """A policy behind an OpenAI-compatible HTTP API (see the module docstring)."""
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, endpoint: str = "chat",
-                 tokenizer: Any = None, max_concurrency: int = 8, timeout: float = 120.0, max_retries: int = 3,
-                 extra_body: dict[str, Any] | None = None, server_extensions: bool = True):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        endpoint: str = "chat",
+        tokenizer: Any = None,
+        max_concurrency: int = 8,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        extra_body: dict[str, Any] | None = None,
+        server_extensions: bool = True,
+    ):
         import httpx
 
         if endpoint not in ("chat", "completions"):
             raise ValueError(f"endpoint must be 'chat' or 'completions', got {endpoint!r}")
         if endpoint == "completions" and tokenizer is None:
-            raise ValueError("the completions endpoint sends token ids, so it needs the model's tokenizer "
-                             "(an HF tokenizer or a path to one)")
+            raise ValueError(
+                "the completions endpoint sends token ids, so it needs the model's tokenizer "
+                "(an HF tokenizer or a path to one)"
+            )
         if isinstance(tokenizer, str):
             tokenizer = load_tokenizer(tokenizer)
         self.name, self.endpoint = model, endpoint
@@ -65,8 +78,13 @@ class OpenAIPolicy:
         self.max_retries, self.extra_body = max_retries, dict(extra_body or {})
         self.server_extensions = server_extensions
         self.base_url = base_url.rstrip("/")
-        self.settings = {"engine": "openai", "model": model, "endpoint": endpoint, "extra_body": self.extra_body,
-                         "server_extensions": server_extensions}
+        self.settings = {
+            "engine": "openai",
+            "model": model,
+            "endpoint": endpoint,
+            "extra_body": self.extra_body,
+            "server_extensions": server_extensions,
+        }
         """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(headers=headers, timeout=timeout)
@@ -75,11 +93,14 @@ class OpenAIPolicy:
     def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Generation]:
         """Token level: each prompt (token ids) goes to ``/completions``."""
         if self.tokenizer is None:
-            raise TypeError("this OpenAIPolicy is message level (endpoint='chat'); use chat(), or endpoint='completions'")
+            raise TypeError(
+                "this OpenAIPolicy is message level (endpoint='chat'); use chat(), or endpoint='completions'"
+            )
         return list(self._pool.map(lambda job: self._complete(job[1], params, job[0]), enumerate(prompts)))
 
-    def chat(self, conversations: list[list[Message]], params: SamplingParams,
-             tools: list[list[dict]] | None = None) -> list[Generation]:
+    def chat(
+        self, conversations: list[list[Message]], params: SamplingParams, tools: list[list[dict]] | None = None
+    ) -> list[Generation]:
         """Message level: each conversation goes to ``/chat/completions``."""
         tools = tools or [None] * len(conversations)
         jobs = enumerate(zip(conversations, tools))
@@ -96,8 +117,13 @@ class OpenAIPolicy:
 
     def _body(self, params: SamplingParams, index: int) -> dict[str, Any]:
         """The request fields of request ``index`` of a batch (its own seed; neutral extensions, see above)."""
-        body: dict[str, Any] = {"model": self.name, "max_tokens": params.max_new_tokens,
-                                "temperature": params.temperature, "top_p": params.top_p, "n": 1}
+        body: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": params.max_completion_length,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "n": 1,
+        }
         if self.server_extensions:
             body.update(NEUTRAL_SAMPLING, return_token_ids=True)
         if params.stop:
@@ -110,7 +136,9 @@ class OpenAIPolicy:
 
     def _complete(self, prompt_ids: list[int], params: SamplingParams, index: int) -> Generation:
         try:
-            choice = self._post("/completions", {**self._body(params, index), "prompt": list(prompt_ids), "logprobs": 1})
+            choice = self._post(
+                "/completions", {**self._body(params, index), "prompt": list(prompt_ids), "logprobs": 1}
+            )
         except OpenAIPolicyError as error:
             return Generation("", error=str(error))
         text = choice.get("text") or ""
@@ -122,7 +150,9 @@ class OpenAIPolicy:
             logprobs = [0.0] * len(ids)
         return Generation(text, list(ids), [float(x or 0.0) for x in logprobs], _reason(choice))
 
-    def _chat(self, messages: list[Message], tools: list[dict] | None, params: SamplingParams, index: int) -> Generation:
+    def _chat(
+        self, messages: list[Message], tools: list[dict] | None, params: SamplingParams, index: int
+    ) -> Generation:
         body = {**self._body(params, index), "messages": messages, "logprobs": True}
         if tools:
             body["tools"] = tools
@@ -174,4 +204,3 @@ def _first_choice(url: str, response: Any) -> dict[str, Any]:
 
 def _reason(choice: dict[str, Any]) -> str:
     return "length" if choice.get("finish_reason") == "length" else "stop"
-

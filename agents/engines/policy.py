@@ -39,7 +39,7 @@ from envgym.core import Message
 class SamplingParams:
     """How to sample one assistant turn."""
 
-    max_new_tokens: int = 256
+    max_completion_length: int = 256
     """Most tokens generated for one turn (the rollout may lower it to fit an episode budget)."""
     temperature: float = 1.0
     """0 means greedy decoding."""
@@ -51,8 +51,8 @@ class SamplingParams:
     gets its own seed derived from it (:func:`request_seed`), so the samples of one batch differ."""
 
     def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.max_completion_length < 1:
+            raise ValueError(f"max_completion_length must be >= 1, got {self.max_completion_length}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
         if not 0 < self.top_p <= 1:
@@ -70,7 +70,7 @@ class Generation:
 
     ``token_ids``/``logprobs`` are the sampled tokens (including a final end-of-turn token when the model
     emitted one) and their sampling logprobs; empty when a message-level backend did not return them.
-    ``finish_reason``: ``"stop"`` (end-of-turn token or stop sequence) or ``"length"`` (hit max_new_tokens).
+    ``finish_reason``: ``"stop"`` (end-of-turn token or stop sequence) or ``"length"`` (hit max_completion_length).
     """
 
     text: str
@@ -95,8 +95,9 @@ class Policy(Protocol):
         """Token level: continue each prompt (token ids) with one assistant turn."""
         ...
 
-    def chat(self, conversations: list[list[Message]], params: SamplingParams,
-             tools: list[list[dict]] | None = None) -> list[Generation]:
+    def chat(
+        self, conversations: list[list[Message]], params: SamplingParams, tools: list[list[dict]] | None = None
+    ) -> list[Generation]:
         """Message level: answer each conversation (OpenAI messages) with one assistant turn."""
         ...
 
@@ -127,7 +128,10 @@ def policy_settings(policy: Any) -> dict[str, Any]:
     else its class (a policy that cannot say more is at least not mistaken for another kind)."""
     settings = getattr(policy, "settings", None)
     if settings is None:
-        return {"policy": f"{type(policy).__module__}.{type(policy).__qualname__}", "name": getattr(policy, "name", None)}
+        return {
+            "policy": f"{type(policy).__module__}.{type(policy).__qualname__}",
+            "name": getattr(policy, "name", None),
+        }
     return dict(settings)
 
 
@@ -151,8 +155,9 @@ class LocalTokenPolicy:
     eos_ids: list[int]
     generate: Any  # the subclass's token-level generate(prompts, params) -> list[Generation]
 
-    def chat(self, conversations: list[list[Message]], params: SamplingParams,
-             tools: list[list[dict]] | None = None) -> list[Generation]:
+    def chat(
+        self, conversations: list[list[Message]], params: SamplingParams, tools: list[list[dict]] | None = None
+    ) -> list[Generation]:
         """Message level, through this policy's own chat template; the end-of-turn token is left out of
         ``text``."""
         tools = tools or [None] * len(conversations)

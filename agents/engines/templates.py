@@ -15,12 +15,9 @@ the check once per template and logs the verdict when the template is not prefix
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 from typing import Any
-
-import typer
 
 from envgym.agents.engines.policy import encode
 from envgym.agents.engines.tokens import TemplateDeltas, TemplateError
@@ -29,9 +26,16 @@ from envgym.tools.parsing import CALL_FORMATS, parse_turn
 
 logger = logging.getLogger(__name__)
 
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather in a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather in a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
 # Mistral's templates require 9-character alphanumeric call ids.
 CALL = {"id": "call12345", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
 THOUGHTS = ("I should look up the weather in Paris.", "Paris is sunny, so the answer is easy.", "Lyon is close by.")
@@ -99,11 +103,17 @@ def check_template(tokenizer: Any) -> TemplateReport:
             turns, texts, tails = _turn_checks(tokenizer, PLAIN_CONVERSATION, None)
             conversation = "plain"
         except Exception as plain_error:  # noqa: BLE001
-            message = f"the template cannot render a multi-turn conversation: {type(plain_error).__name__}: {plain_error}"
-            return TemplateReport("none", [], False, message, "unknown", message, f"unsupported: {message}", render_error)
+            message = (
+                f"the template cannot render a multi-turn conversation: {type(plain_error).__name__}: {plain_error}"
+            )
+            return TemplateReport(
+                "none", [], False, message, "unknown", message, f"unsupported: {message}", render_error
+            )
     preserving = all(turn.ok for turn in turns)
     reason = None if preserving else _reason(turns, texts, tails)
-    tool_format = _tool_format(tokenizer) if conversation == "tools" else f"none (tools cannot be rendered: {render_error})"
+    tool_format = (
+        _tool_format(tokenizer) if conversation == "tools" else f"none (tools cannot be rendered: {render_error})"
+    )
     deltas_error = _deltas_error(tokenizer)
     if deltas_error is not None:
         verdict = f"unsupported: {deltas_error}"
@@ -118,14 +128,19 @@ def _render(tokenizer: Any, messages: list[Message], tools: list[dict] | None, g
     return tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
 
 
-def _turn_checks(tokenizer: Any, messages: list[Message], tools: list[dict] | None
-                 ) -> tuple[list[TurnCheck], list[str], list[str]]:
+def _turn_checks(
+    tokenizer: Any, messages: list[Message], tools: list[dict] | None
+) -> tuple[list[TurnCheck], list[str], list[str]]:
     """One check per assistant turn, the texts compared (each turn's context, then the whole conversation) and
     each context's generation prompt."""
     starts = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
-    texts = [_render(tokenizer, messages[:i], tools, True) for i in starts] + [_render(tokenizer, messages, tools, False)]
-    tails = [text[len(os.path.commonprefix([text, _render(tokenizer, messages[:i], tools, False)])):]
-             for text, i in zip(texts, starts)]
+    texts = [_render(tokenizer, messages[:i], tools, True) for i in starts] + [
+        _render(tokenizer, messages, tools, False)
+    ]
+    tails = [
+        text[len(os.path.commonprefix([text, _render(tokenizer, messages[:i], tools, False)])) :]
+        for text, i in zip(texts, starts)
+    ]
     ids = [encode(tokenizer, text) for text in texts]
     checks = []
     for turn, (context, following) in enumerate(zip(ids, ids[1:]), start=1):
@@ -135,8 +150,15 @@ def _turn_checks(tokenizer: Any, messages: list[Message], tools: list[dict] | No
         if position is None:
             checks.append(TurnCheck(turn, True))
         else:
-            checks.append(TurnCheck(turn, False, position, _short(tokenizer, context[position:]),
-                                    _short(tokenizer, following[position:])))
+            checks.append(
+                TurnCheck(
+                    turn,
+                    False,
+                    position,
+                    _short(tokenizer, context[position:]),
+                    _short(tokenizer, following[position:]),
+                )
+            )
     return checks, texts, tails
 
 
@@ -156,7 +178,7 @@ def _reason(turns: list[TurnCheck], texts: list[str], tails: list[str]) -> str:
         if following.startswith(context):
             reasons.append("re-tokenizing the text merges tokens across a turn boundary")
         elif tail and common > len(context) - len(tail):
-            reasons.append(f"a finished turn drops the generation prompt's {tail[common - len(context):]!r}")
+            reasons.append(f"a finished turn drops the generation prompt's {tail[common - len(context) :]!r}")
         elif any(thought in context and thought not in following for thought in THOUGHTS):
             reasons.append("earlier <think> is stripped")
         elif _moved(TOOLS[0]["function"]["description"], context, following):
@@ -180,15 +202,36 @@ def _tool_format(tokenizer: Any) -> str:
         finished = _render(tokenizer, head + [{"role": "assistant", "content": "", "tool_calls": [CALL]}], TOOLS, False)
     except Exception as error:  # noqa: BLE001 - as in check_template
         return f"unknown (an assistant turn with a tool call cannot be rendered: {type(error).__name__}: {error})"
-    turn = finished[len(context):] if finished.startswith(context) else finished
+    turn = finished[len(context) :] if finished.startswith(context) else finished
     name = CALL["function"]["name"]
-    formats = sorted({call.format for call in parse_turn(turn, formats=CALL_FORMATS).calls
-                      if call.name == name and call.arguments == CALL["function"]["arguments"] and call.error is None})
+    formats = sorted(
+        {
+            call.format
+            for call in parse_turn(turn, formats=CALL_FORMATS).calls
+            if call.name == name and call.arguments == CALL["function"]["arguments"] and call.error is None
+        }
+    )
     if formats:
         return ", ".join(formats)
     if name not in turn:
-        return "none (the template drops tool_calls: describe the tools in the prompt, e.g. ToolEnv(prompt_format='json'))"
+        return (
+            "none (the template drops tool_calls: describe the tools in the prompt, e.g. ToolEnv(prompt_format='json'))"
+        )
     return f"unknown (envgym does not parse the call as rendered: {turn.strip()[:80]!r})"
+
+
+def tool_template_warning(tokenizer: Any) -> str | None:
+    """Why ``template_tools`` cannot work with ``tokenizer``'s chat template (it renders no tools, drops an assistant
+    turn's ``tool_calls``, or renders them in a form envgym does not parse), or None when the calls survive: said
+    at the start of a run, not discovered in its transcripts."""
+    try:
+        _render(tokenizer, [TOOL_CONVERSATION[1]], TOOLS, True)
+    except Exception as error:  # noqa: BLE001 - templates raise anything (jinja errors, raise_exception, TypeError)
+        return f"the chat template cannot render tools ({type(error).__name__}: {error})"
+    tool_format = _tool_format(tokenizer)
+    if tool_format.startswith(("none", "unknown")):
+        return f"the chat template's tool calls: {tool_format}"
+    return None
 
 
 def _deltas_error(tokenizer: Any) -> str | None:
@@ -221,7 +264,10 @@ def template_deltas(tokenizer: Any) -> TemplateDeltas:
 
 def format_report(report: TemplateReport) -> str:
     """The report as lines for a terminal."""
-    lines = [f"conversation: {report.conversation}" + (f" (tools failed: {report.render_error})" if report.render_error else "")]
+    lines = [
+        f"conversation: {report.conversation}"
+        + (f" (tools failed: {report.render_error})" if report.render_error else "")
+    ]
     for turn in report.turns:
         if turn.ok:
             lines.append(f"  turn {turn.turn}: OK")
@@ -230,25 +276,3 @@ def format_report(report: TemplateReport) -> str:
     lines.append(f"tool-call format: {report.tool_format}")
     lines.append(f"verdict: {report.verdict}")
     return "\n".join(lines)
-
-
-def check_template_command(
-    model: str = typer.Argument(..., help="Model name or path: 'smollm2' (packaged), a local folder (a tokenizer "
-                                          "folder alone is enough), a .gguf file or a cached Hub id."),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
-) -> None:
-    """Check that a model's chat template keeps multi-turn, tool-calling conversations token-faithful."""
-    from envgym.agents.engines.models import load_tokenizer
-
-    try:
-        tokenizer = load_tokenizer(model)
-    except (FileNotFoundError, OSError, ValueError) as error:
-        typer.echo(f"cannot load the tokenizer of {model!r}: {error}", err=True)
-        raise typer.Exit(2) from None
-    if not getattr(tokenizer, "chat_template", None):
-        typer.echo(f"{model!r} has no chat template", err=True)
-        raise typer.Exit(2)
-    report = check_template(tokenizer)
-    typer.echo(json.dumps({"model": model, **report.to_dict()}) if as_json else format_report(report))
-    if report.deltas_error is not None:
-        raise typer.Exit(1)

@@ -56,7 +56,9 @@ class TemplateDeltas:
             except TemplateError as error:
                 errors.append(str(error))
             except Exception as error:  # noqa: BLE001 - a template may refuse a role (raise_exception, jinja errors)
-                errors.append(f"the template cannot render {[m['role'] for m in placeholder]} ({type(error).__name__}: {error})")
+                errors.append(
+                    f"the template cannot render {[m['role'] for m in placeholder]} ({type(error).__name__}: {error})"
+                )
         raise TemplateError("; ".join(dict.fromkeys(errors)))
 
     def _use(self, placeholder: list[Message]) -> None:
@@ -66,25 +68,30 @@ class TemplateDeltas:
         if finished.count(_MARK) != 1:
             raise TemplateError(
                 f"this chat template renders an assistant turn's content {finished.count(_MARK)} times (rendered "
-                f"{finished[-160:]!r}), so the sampled tokens cannot be kept as they are")
-        self.turn_close = finished[finished.index(_MARK) + len(_MARK):]
+                f"{finished[-160:]!r}), so the sampled tokens cannot be kept as they are"
+            )
+        self.turn_close = finished[finished.index(_MARK) + len(_MARK) :]
         """Template text that closes an assistant turn (e.g. ``<|im_end|>\\n``)."""
         self.messages_text(_PROBE)
 
-    @functools.lru_cache(maxsize=256)
+    @functools.lru_cache(maxsize=256)  # noqa: B019 -- one per tokenizer wrapper, which lives as long as its engine
     def _messages_text(self, key: tuple) -> str:
         messages = [dict(items) for items in key]
-        longer = self.tokenizer.apply_chat_template(self._finished + messages, tokenize=False, add_generation_prompt=True)
-        after = longer[longer.find(_MARK) + len(_MARK):] if longer.count(_MARK) == 1 else None
+        longer = self.tokenizer.apply_chat_template(
+            self._finished + messages, tokenize=False, add_generation_prompt=True
+        )
+        after = longer[longer.find(_MARK) + len(_MARK) :] if longer.count(_MARK) == 1 else None
         if after is None or not after.startswith(self.turn_close):
             raise TemplateError(
                 f"rendering env messages {messages!r} after a finished turn changes how that turn is closed (expected "
-                f"{self.turn_close!r} after it), so they cannot be appended as tokens")
-        delta = after[len(self.turn_close):]
+                f"{self.turn_close!r} after it), so they cannot be appended as tokens"
+            )
+        delta = after[len(self.turn_close) :]
         if any(text in delta for text in (_SYSTEM, _USER, _MARK)):
             raise TemplateError(
                 f"rendering env messages {messages!r} repeats earlier messages after the last turn ({delta[:120]!r}), "
-                "so they cannot be appended as tokens")
+                "so they cannot be appended as tokens"
+            )
         return delta
 
     def messages_text(self, messages: list[Message]) -> str:
@@ -100,8 +107,14 @@ def _hashable(value: Any) -> Any:
 class TokenConversation:
     """One episode's tokens: the prompt, then policy turns (mask 1) and template/env tokens (mask 0)."""
 
-    def __init__(self, tokenizer: Any, deltas: TemplateDeltas, prompt: list[Message], tools: list[dict] | None = None,
-                 eos_ids: list[int] | None = None):
+    def __init__(
+        self,
+        tokenizer: Any,
+        deltas: TemplateDeltas,
+        prompt: list[Message],
+        tools: list[dict] | None = None,
+        eos_ids: list[int] | None = None,
+    ):
         self.tokenizer, self.deltas = tokenizer, deltas
         self.prompt_ids = render_prompt(tokenizer, prompt, tools)
         self.completion_ids: list[int] = []
@@ -124,7 +137,7 @@ class TokenConversation:
         close = self.deltas.turn_close
         if generation.token_ids[-1] in self.eos_ids:
             eos_text = self.tokenizer.decode(generation.token_ids[-1:])
-            close = close[len(eos_text):] if close.startswith(eos_text) else close
+            close = close[len(eos_text) :] if close.startswith(eos_text) else close
         self._append(encode(self.tokenizer, close), None, 0)
 
     def add_env_messages(self, messages: list[Message]) -> None:

@@ -24,8 +24,15 @@ class TransformersPolicy(LocalTokenPolicy):
     ``model`` is a name for :func:`~envgym.agents.engines.models.resolve_model` or an already loaded model (then
     ``tokenizer`` is required). ``device`` defaults to CUDA when available."""
 
-    def __init__(self, model: Any = DEFAULT_MODEL, tokenizer: Any = None, *, device: str | None = None,
-                 dtype: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        model: Any = DEFAULT_MODEL,
+        tokenizer: Any = None,
+        *,
+        device: str | None = None,
+        dtype: Any = None,
+        name: str | None = None,
+    ):
         import torch
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -44,7 +51,11 @@ class TransformersPolicy(LocalTokenPolicy):
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
-        self.settings = {"engine": "transformers", "model": self.name, "dtype": str(self.model.dtype).removeprefix("torch.")}
+        self.settings = {
+            "engine": "transformers",
+            "model": self.name,
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+        }
         """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
 
     def load_weights(self, model: Any) -> int:
@@ -73,8 +84,12 @@ class TransformersPolicy(LocalTokenPolicy):
         attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
         sampling = params.temperature > 0
         options: dict[str, Any] = dict(
-            max_new_tokens=params.max_new_tokens, do_sample=sampling, pad_token_id=pad, eos_token_id=self.eos_ids,
-            output_scores=True, return_dict_in_generate=True,
+            max_new_tokens=params.max_completion_length,  # transformers generate's name for it
+            do_sample=sampling,
+            pad_token_id=pad,
+            eos_token_id=self.eos_ids,
+            output_scores=True,
+            return_dict_in_generate=True,
         )
         if sampling:
             options.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
@@ -89,9 +104,13 @@ class TransformersPolicy(LocalTokenPolicy):
             output = self.model.generate(input_ids=input_ids, attention_mask=attention, **options)
         new_tokens = output.sequences[:, width:]
         # One step at a time: stacking (batch, steps, vocab) scores would copy hundreds of MB for big vocabs.
-        chosen = torch.stack([
-            step.float().gather(-1, new_tokens[:, t:t + 1]).squeeze(-1) - step.float().logsumexp(-1)
-            for t, step in enumerate(output.scores)], dim=1)
+        chosen = torch.stack(
+            [
+                step.float().gather(-1, new_tokens[:, t : t + 1]).squeeze(-1) - step.float().logsumexp(-1)
+                for t, step in enumerate(output.scores)
+            ],
+            dim=1,
+        )
         results = []
         for row, logprob_row in zip(new_tokens.tolist(), chosen.tolist()):
             length, reason = self._turn_length(row, params)
@@ -113,8 +132,13 @@ class TransformersPolicy(LocalTokenPolicy):
         first = [index.index(k) for k in range(len(distinct))]
         mask = attention[first, :-1]
         positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding: what generate would give these tokens
-        prefill = self.model(input_ids=input_ids[first, :-1], attention_mask=mask, position_ids=positions,
-                             use_cache=True, logits_to_keep=1)
+        prefill = self.model(
+            input_ids=input_ids[first, :-1],
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         cache = prefill.past_key_values
         if cache is None:  # a model without a KV cache: generate does the whole prefill itself
             return None
@@ -141,6 +165,7 @@ class TransformersPolicy(LocalTokenPolicy):
 def _first_stop(tokenizer: Any, ids: list[int], stops: list[str]) -> int | None:
     """The smallest n such that ``decode(ids[:n])`` contains a stop sequence (binary search: containing a
     stop sequence only ever turns on as tokens are added)."""
+
     def hit(n: int) -> bool:
         text = tokenizer.decode(ids[:n])
         return any(stop in text for stop in stops)
@@ -169,8 +194,11 @@ def _neutral_generation_config(model: Any) -> Iterator[None]:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     own = base.generation_config
     base.generation_config = GenerationConfig(
-        bos_token_id=own.bos_token_id, eos_token_id=own.eos_token_id, pad_token_id=own.pad_token_id,
-        decoder_start_token_id=own.decoder_start_token_id)
+        bos_token_id=own.bos_token_id,
+        eos_token_id=own.eos_token_id,
+        pad_token_id=own.pad_token_id,
+        decoder_start_token_id=own.decoder_start_token_id,
+    )
     try:
         yield
     finally:

@@ -32,7 +32,6 @@ from typing import Any
 from envgym.agents.engines.models import DEFAULT_MODEL, checkpoint_folder, resolve_model
 from envgym.agents.engines.policy import Generation, LocalTokenPolicy, SamplingParams, merged_weights, request_seed
 
-
 CPU_KV_CACHE_BYTES = 1 << 30
 """The KV cache vLLM gets on a machine without CUDA unless told otherwise: 1 GiB (tens of thousands of tokens
 for a 135M model)."""
@@ -41,8 +40,16 @@ CPU_BLOCK_SIZE = 32
 """Tokens per KV-cache block on a machine without CUDA (module docstring)."""
 
 # Engine options that change what is sampled or reported (not only speed or memory): envgym eval keys on them.
-SAMPLE_SHAPING_OPTIONS = ("dtype", "quantization", "kv_cache_dtype", "max_model_len", "revision", "tokenizer",
-                          "logprobs_mode", "seed")
+SAMPLE_SHAPING_OPTIONS = (
+    "dtype",
+    "quantization",
+    "kv_cache_dtype",
+    "max_model_len",
+    "revision",
+    "tokenizer",
+    "logprobs_mode",
+    "seed",
+)
 
 
 class VLLMPolicy(LocalTokenPolicy):
@@ -60,8 +67,11 @@ class VLLMPolicy(LocalTokenPolicy):
         self.name = name or model
         path = checkpoint_folder(resolve_model(model))
         options = engine_options(path, **engine_kwargs)
-        self.settings = {"engine": "vllm", "model": self.name,
-                         **{k: options[k] for k in SAMPLE_SHAPING_OPTIONS if k in options}}
+        self.settings = {
+            "engine": "vllm",
+            "model": self.name,
+            **{k: options[k] for k in SAMPLE_SHAPING_OPTIONS if k in options},
+        }
         """What shapes this policy's samples besides the sampling parameters (``envgym eval`` resumes on it)."""
         self.llm = vllm.LLM(**options)
         self.tokenizer = self.llm.get_tokenizer()
@@ -71,8 +81,10 @@ class VLLMPolicy(LocalTokenPolicy):
     def generate(self, prompts: list[list[int]], params: SamplingParams) -> list[Generation]:
         from vllm.inputs import TokensPrompt
 
-        sampling = [self._vllm.SamplingParams(**options)
-                    for options in request_sampling(params, len(prompts), stop_token_ids=self.eos_ids)]
+        sampling = [
+            self._vllm.SamplingParams(**options)
+            for options in request_sampling(params, len(prompts), stop_token_ids=self.eos_ids)
+        ]
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=list(p)) for p in prompts], sampling, use_tqdm=False)
         results = []
         for output in outputs:
@@ -135,11 +147,19 @@ def turn_end_ids(model_path: str, tokenizer: Any) -> list[int]:
     return ids
 
 
-def request_sampling(params: SamplingParams, count: int, stop_token_ids: list[int] | None = None) -> list[dict[str, Any]]:
+def request_sampling(
+    params: SamplingParams, count: int, stop_token_ids: list[int] | None = None
+) -> list[dict[str, Any]]:
     """The keyword arguments of ``vllm.SamplingParams`` for each of ``count`` requests: the same settings,
     each request's own seed, the stop sequence kept (the tokens were sampled), the tokens that end a turn
     (``stop_token_ids``), the sampled token's logprob."""
-    shared = dict(max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
-                  stop=list(params.stop) or None, include_stop_str_in_output=True, logprobs=0,
-                  stop_token_ids=list(stop_token_ids or []))
+    shared = dict(
+        max_tokens=params.max_completion_length,
+        temperature=params.temperature,
+        top_p=params.top_p,
+        stop=list(params.stop) or None,
+        include_stop_str_in_output=True,
+        logprobs=0,
+        stop_token_ids=list(stop_token_ids or []),
+    )
     return [{**shared, "seed": request_seed(params.seed, index)} for index in range(count)]

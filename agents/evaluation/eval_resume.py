@@ -13,7 +13,6 @@ sample gets, not the distribution it is drawn from.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from envgym.agents.engines.policy import policy_settings
 
 if TYPE_CHECKING:
-    from envgym.agents.evaluation.evaluate import EnvEval
+    from envgym.agents.evaluation.suite import EnvEval
 
 # EnvEval fields that do not shape a sample.
-NOT_SHAPING = ("n_tasks", "k")
+NOT_SHAPING = ("n_tasks", "k", "group")
 
 
 class ResumeMismatch(ValueError):
@@ -34,7 +33,7 @@ class ResumeMismatch(ValueError):
 def sample_setup(policy: Any, config: EnvEval, *, model_name: str | None, seed: int) -> dict[str, Any]:
     """The setup every sample of ``config`` is recorded with (JSON-normalised, so it compares equal to a
     setup read back from ``samples.jsonl``)."""
-    env = {key: value for key, value in dataclasses.asdict(config).items() if key not in NOT_SHAPING}
+    env = {key: value for key, value in config.model_dump().items() if key not in NOT_SHAPING}
     setup = {"model": model_name or policy.name, "policy": policy_settings(policy), "seed": seed, "env": env}
     return json.loads(json.dumps(setup))
 
@@ -62,7 +61,8 @@ def check_resumable(path: Path, setups: dict[str, dict[str, Any]]) -> None:
         listed = "; ".join(f"{env_id}: {', '.join(items)}" for env_id, items in differences.items())
         raise ResumeMismatch(
             f"{path} holds samples made with another setup ({listed}). Samples are reused only by the setup that "
-            "made them: write to another --out (out_dir), or pass --no-resume (resume=False) to discard them.")
+            "made them: write to another --out (out_dir), or pass --no-resume (resume=False) to discard them."
+        )
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:

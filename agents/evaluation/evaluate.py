@@ -1,8 +1,9 @@
-"""Evaluation: n samples per task over envs or a YAML suite -> per-sample JSONL, results.json, reports.
+"""Evaluation: ``num_generations`` samples per task over envs or a YAML suite -> per-sample JSONL, results.json,
+reports.
 
-Each env is played in GRPO-style groups (the n samples of a task are one group), batched ``batch_size``
+Each env is played in GRPO-style groups (the samples of a task are one group), batched ``batch_size``
 episodes at a time through :func:`~envgym.agents.rollout.rollout`. Every finished sample is appended to
-``samples.jsonl`` at once, so an interrupted run resumes where it stopped: tasks whose n samples are all
+``samples.jsonl`` at once, so an interrupted run resumes where it stopped: tasks whose samples are all
 on file are not played again, provided they were made with the same setup (model, policy settings, seed,
 sampling and env settings: :mod:`envgym.agents.evaluation.eval_resume`); samples of another setup are refused, never
 reused. Each batch is seeded from the run's seed and its first task, so a resumed run draws what the
@@ -17,20 +18,13 @@ With ``keep_tokens`` each sample also keeps its token ids, loss mask and turn en
 the episode's metadata, the keys ``envgym export --tokens`` reads; off by default because they roughly double the size
 of ``samples.jsonl`` (about 10 bytes per token).
 
-Suite file (YAML)::
-
-    defaults: {n: 4, n_tasks: 8, k: [1, 2, 4], max_new_tokens: 128, temperature: 0.7}
-    envs:
-      - id: math/Arithmetic-v0
-      - {id: games/GuessNumber-v0, n_tasks: 4, max_turns: 6, kwargs: {high: 20}}
-      - {id: math/Arithmetic-v0, reward: {components: [{name: correct, source: env}]}}
-
-maj@k clusters answers with the env's equivalence (a math env compares values: ``1/2`` and ``0.5`` agree).
+How each env is evaluated is an :class:`~envgym.agents.evaluation.suite.EnvEval` (a suite file's entry, or the
+command line's; :mod:`envgym.agents.evaluation.suite`). maj@k clusters answers with the env's equivalence (a
+math env compares values: ``1/2`` and ``0.5`` agree).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -38,104 +32,18 @@ from pathlib import Path
 from typing import Any
 
 import envgym
-from envgym.agents.engines.policy import Policy, SamplingParams, request_seed
+from envgym.agents.engines.policy import Policy, request_seed
 from envgym.agents.evaluation.eval_resume import check_resumable, sample_setup
-from envgym.agents.evaluation.metrics import mean, score_breakdown, task_metrics
+from envgym.agents.evaluation.metrics import group_table, mean, score_breakdown, standard_error, task_metrics
+from envgym.agents.evaluation.suite import EnvEval
 from envgym.agents.rollout import rollout
+from envgym.agents.runs import RESULTS_FILE, SAMPLES_FILE, TOKEN_KEYS
 from envgym.agents.trajectory import Trajectory
-from envgym.export import TOKEN_KEYS
-
-SAMPLES_FILE = "samples.jsonl"
-RESULTS_FILE = "results.json"
 
 
-@dataclasses.dataclass
-class EnvEval:
-    """How one env is evaluated (suite ``defaults`` fill what an entry leaves out)."""
-
-    id: str
-    n: int = 4
-    """Samples per task."""
-    n_tasks: int = 8
-    """Tasks 0..n_tasks-1 of the env's task source."""
-    k: list[int] = dataclasses.field(default_factory=lambda: [1])
-    max_new_tokens: int = 256
-    temperature: float = 0.7
-    top_p: float = 1.0
-    max_turns: int | None = None
-    max_episode_tokens: int | None = None
-    stop: list[str] = dataclasses.field(default_factory=list)
-    template_tools: bool = False
-    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """Keyword arguments for ``envgym.make``."""
-    reward: dict[str, Any] | None = None
-    """A reward spec (docs/rewards.md) the env's reward is composed by; its per-turn components only, since
-    group rewards belong to training. Validated when the suite is read."""
-
-    def __post_init__(self) -> None:
-        if self.n < 1 or self.n_tasks < 1:
-            raise ValueError(f"{self.id}: n and n_tasks must be >= 1, got n={self.n}, n_tasks={self.n_tasks}")
-        if isinstance(self.k, int):
-            self.k = [self.k]
-        bad = [k for k in self.k if not 1 <= k <= self.n]
-        if bad:
-            raise ValueError(f"{self.id}: every k must be in 1..n={self.n}, got {bad}")
-        if self.reward is not None:
-            from envgym.rewards import RewardSpec
-
-            RewardSpec.from_dict(self.reward, where=f"{self.id}: reward")
-
-    def make_kwargs(self) -> dict[str, Any]:
-        """What ``envgym.make`` gets: ``kwargs`` and the reward spec."""
-        return {**self.kwargs, "reward": self.reward} if self.reward is not None else dict(self.kwargs)
-
-    def sampling(self, seed: int | None) -> SamplingParams:
-        return SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
-                              stop=list(self.stop), seed=seed)
-
-
-FIELDS = {f.name for f in dataclasses.fields(EnvEval)}
-
-
-def load_suite(path: str | Path, overrides: dict[str, Any] | None = None) -> tuple[list[EnvEval], dict[str, Any]]:
-    """Read a suite file; returns the env evaluations and the suite's top-level settings (e.g. ``model``).
-    ``overrides`` (from the command line) win over both the defaults and each entry. ``path`` may also name a
-    suite installed with the package (``default``); YAML errors name the file and line."""
-    from envgym.agents.preflight import find_config, read_mapping
-
-    path = find_config(path, "suites")
-    data = read_mapping(path)
-    if not isinstance(data, dict) or not isinstance(data.get("envs"), list) or not data["envs"]:
-        raise ValueError(f"{path}: a suite is a mapping with a non-empty 'envs' list "
-                         "(see envgym.agents.evaluation.evaluate)")
-    defaults = data.get("defaults") or {}
-    entries = []
-    for number, entry in enumerate(data["envs"], 1):
-        entry = {"id": entry} if isinstance(entry, str) else entry
-        if not isinstance(entry, dict) or "id" not in entry:
-            raise ValueError(f"{path}: env entry {number} needs an 'id', got {entry!r}")
-        entries.append(build_env_eval({**defaults, **entry, **(overrides or {})}, where=f"{path}: entry {number}"))
-    settings = {k: v for k, v in data.items() if k not in ("envs", "defaults")}
-    return entries, settings
-
-
-def build_env_eval(values: dict[str, Any], where: str = "eval") -> EnvEval:
-    """An :class:`EnvEval` from a suite entry or the command line; unknown settings, wrong types and unknown ids
-    (with "did you mean") raise ``ValueError`` naming ``where``."""
-    from envgym.agents.preflight import check_config_fields
-
-    unknown = set(values) - FIELDS
-    if unknown:
-        raise ValueError(f"{where}: unknown settings {sorted(unknown)}; known: {sorted(FIELDS)}")
-    if isinstance(values.get("k"), int):
-        values = {**values, "k": [values["k"]]}
-    values = check_config_fields(values, EnvEval, where)
-    envgym.spec(values["id"])  # unknown ids fail here, with "did you mean"
-    return EnvEval(**values)
-
-
-def sample_record(episode: envgym.Episode, trajectory: Trajectory | None = None,
-                  tokenizer: str | None = None) -> dict[str, Any]:
+def sample_record(
+    episode: envgym.Episode, trajectory: Trajectory | None = None, tokenizer: str | None = None
+) -> dict[str, Any]:
     """The per-sample line of ``samples.jsonl``: the numbers metrics need, then the whole episode; given the
     episode's ``trajectory``, its metadata also keeps the token ids (:func:`token_metadata`)."""
     flags = [t.info["correct"] for t in episode.turns if "correct" in t.info]
@@ -146,12 +54,19 @@ def sample_record(episode: envgym.Episode, trajectory: Trajectory | None = None,
         calls = turn.info.get("tool_calls", 0)
         tool_calls += len(calls) if isinstance(calls, list) else int(calls or 0)
     record = {
-        "env_id": episode.env_id, "task_index": episode.metadata.get("task_index"), "task_id": episode.task_id,
-        "sample": episode.metadata.get("sample_index"), "reward": episode.total_reward, "correct": correct,
-        "answer": answers[-1] if answers else None, "turns": episode.num_turns, "tool_calls": tool_calls,
+        "env_id": episode.env_id,
+        "task_index": episode.metadata.get("task_index"),
+        "task_id": episode.task_id,
+        "sample": episode.metadata.get("sample_index"),
+        "reward": episode.total_reward,
+        "correct": correct,
+        "answer": answers[-1] if answers else None,
+        "turns": episode.num_turns,
+        "tool_calls": tool_calls,
         "tokens": episode.metadata.get("policy_tokens", sum(t.info.get("policy_tokens", 0) for t in episode.turns)),
         "truncated": episode.truncated or "truncated_by" in episode.metadata,
-        "error": episode.error, "episode": episode.to_dict(),
+        "error": episode.error,
+        "episode": episode.to_dict(),
     }
     if trajectory is not None:
         record["episode"]["metadata"].update(token_metadata(trajectory, tokenizer))
@@ -169,8 +84,9 @@ def tokenizer_name(tokenizer: Any, fallback: str | None) -> str | None:
     return getattr(tokenizer, "name_or_path", None) or fallback
 
 
-def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float,
-              same: Callable[[Any, Any], bool] | None = None) -> dict[str, Any]:
+def summarize(
+    config: EnvEval, records: list[dict[str, Any]], seconds: float, same: Callable[[Any, Any], bool] | None = None
+) -> dict[str, Any]:
     """The results.json entry of one env. Failed samples (``error`` set) are counted in ``n_failed`` and left
     out of every other number: their reward is not the model's (see :mod:`envgym.agents.evaluation.metrics` for pass@k).
     ``same`` is the env's answer equivalence, which maj@k clusters answers with."""
@@ -179,12 +95,25 @@ def summarize(config: EnvEval, records: list[dict[str, Any]], seconds: float,
         by_task.setdefault(record["task_index"], []).append(record)
     healthy = [r for r in records if r.get("error") is None]
     summary: dict[str, Any] = dict(task_metrics(by_task, config.k, same))
+    sample_means = {
+        "mean_reward": lambda r: r["reward"],
+        "avg_turns": lambda r: r["turns"],
+        "avg_tool_calls": lambda r: r["tool_calls"],
+        "avg_tokens": lambda r: r["tokens"],
+        "truncation_rate": lambda r: float(r["truncated"]),
+    }
+    healthy_by_task = [[r for r in task if r.get("error") is None] for task in by_task.values()]
+    healthy_by_task = [task for task in healthy_by_task if task]
+    for name, value in sample_means.items():
+        summary[name] = mean([value(r) for r in healthy])
+        # Tasks are the unit of the standard error (metrics module docstring): one mean per task.
+        summary["stderr"][name] = standard_error([mean([value(r) for r in task]) for task in healthy_by_task])
     summary.update(
-        mean_reward=mean([r["reward"] for r in healthy]), n_tasks=len(by_task), n_samples=len(records),
+        n_tasks=len(by_task),
+        n_samples=len(records),
         n_failed=len(records) - len(healthy),
-        avg_turns=mean([r["turns"] for r in healthy]), avg_tool_calls=mean([r["tool_calls"] for r in healthy]),
-        avg_tokens=mean([r["tokens"] for r in healthy]), truncation_rate=mean([float(r["truncated"]) for r in healthy]),
-        seconds=round(seconds, 3), rewards=[r["reward"] for r in healthy],
+        seconds=round(seconds, 3),
+        rewards=[r["reward"] for r in healthy],
     )
     summary.update(score_breakdown([r["episode"] for r in records]))
     if len(healthy) < len(records):
@@ -216,10 +145,10 @@ def evaluate(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     samples_path = out / SAMPLES_FILE
-    setups = {c.id: sample_setup(policy, c, model_name=model_name, seed=seed) for c in configs}
+    setups = {c.env: sample_setup(policy, c, model_name=model_name, seed=seed) for c in configs}
     if resume:
         check_resumable(samples_path, setups)
-    done = _load_done(samples_path, {c.id: c.n for c in configs}, keep_tokens) if resume else {}
+    done = _load_done(samples_path, {c.env: c.num_generations for c in configs}, keep_tokens) if resume else {}
     with samples_path.open("w", encoding="utf-8") as handle:  # keep only complete tasks from a previous run
         for records in done.values():
             for record in records:
@@ -228,35 +157,48 @@ def evaluate(
     results: dict[str, Any] = {"model": model_name or policy.name, "envs": {}}
     for config in configs:
         env_started = time.perf_counter()
-        records = list(done.get(config.id, []))
+        records = list(done.get(config.env, []))
         finished_tasks = {r["task_index"] for r in records}
         todo = [t for t in range(config.n_tasks) if t not in finished_tasks]
-        total = config.n_tasks * config.n
+        total = config.n_tasks * config.num_generations
         if on_progress:
-            on_progress(config.id, len(records), total)
-        groups_per_batch = max(1, batch_size // config.n)
+            on_progress(config.env, len(records), total)
+        groups_per_batch = max(1, batch_size // config.num_generations)
         for start in range(0, len(todo), groups_per_batch):
-            tasks = todo[start:start + groups_per_batch]
-            envs = envgym.make_vec(config.id, len(tasks) * config.n, **config.make_kwargs())
+            tasks = todo[start : start + groups_per_batch]
+            envs = envgym.make_vec(config.env, len(tasks) * config.num_generations, **config.make_kwargs())
             try:
                 sampling = config.sampling(request_seed(seed, tasks[0]))
-                result = rollout(policy, envs, sampling=sampling, group_size=config.n,
-                                 task_indices=tasks, seed=seed, max_turns=config.max_turns,
-                                 max_episode_tokens=config.max_episode_tokens, template_tools=config.template_tools)
+                result = rollout(
+                    policy,
+                    envs,
+                    sampling=sampling,
+                    num_generations=config.num_generations,
+                    task_indices=tasks,
+                    seed=seed,
+                    max_episode_tokens=config.max_episode_tokens,
+                    template_tools=config.template_tools,
+                )
             finally:
                 envs.close()
             trajectories = result.trajectories if keep_tokens else [None] * len(result.episodes)
-            new = [{**sample_record(e, t, tokenizer), "setup": setups[config.id]}
-                   for e, t in zip(result.episodes, trajectories)]
+            new = [
+                {**sample_record(e, t, tokenizer), "setup": setups[config.env]}
+                for e, t in zip(result.episodes, trajectories)
+            ]
             with samples_path.open("a", encoding="utf-8") as handle:
                 for record in new:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             records.extend(new)
             if on_progress:
-                on_progress(config.id, len(records), total)
-        results["envs"][config.id] = summarize(config, records, time.perf_counter() - env_started,
-                                               same=_answer_equivalence(config))
-        results["envs"][config.id]["config"] = dataclasses.asdict(config)
+                on_progress(config.env, len(records), total)
+        results["envs"][config.env] = summarize(
+            config, records, time.perf_counter() - env_started, same=_answer_equivalence(config)
+        )
+        results["envs"][config.env]["config"] = config.model_dump()
+    groups = group_table(results["envs"], {c.env: c.group for c in configs if c.group})
+    if groups:
+        results["groups"] = groups
     results["elapsed_s"] = round(time.perf_counter() - started, 3)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=2))
     return results
@@ -266,7 +208,7 @@ def _answer_equivalence(config: EnvEval) -> Callable[[Any, Any], bool]:
     """How the env compares answers (a math env: by value), for maj@k."""
     from envgym.rewards import answer_equivalence
 
-    env = envgym.make(config.id, **config.make_kwargs())
+    env = envgym.make(config.env, **config.make_kwargs())
     try:
         return answer_equivalence(env)
     finally:

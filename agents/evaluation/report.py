@@ -17,38 +17,93 @@ from pathlib import Path
 from typing import Any
 
 from envgym.agents.evaluation.metrics import finish_reason
+from envgym.agents.evaluation.report_transcripts import failed_call
 
-COLUMNS = ("pass@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate", "turn_truncation_rate",
-           "n_tasks", "n_samples", "n_failed")
-"""``n_failed`` has its own column: failed samples are left out of every other number (see ``summarize``)."""
+COLUMNS = (
+    "pass@1",
+    "mean_reward",
+    "avg_turns",
+    "avg_tool_calls",
+    "avg_tokens",
+    "truncation_rate",
+    "turn_truncation_rate",
+    "n_tasks",
+    "n_samples",
+    "n_failed",
+    "policy_failures",
+)
+"""``n_failed`` has its own column: failed samples are left out of every other number (see ``summarize``).
+``policy_failures``: samples the reward scored at a component's minimum for something the model did."""
+
+
+_KINDS = ("pass@", "pass^", "maj@")
 
 
 def metric_columns(results: dict[str, Any]) -> list[str]:
-    """pass@1, the other pass@k and maj@k found in the results (sorted by k), then the fixed columns."""
-    keys = {key for summary in results["envs"].values() for key in summary if re.fullmatch(r"(pass|maj)@\d+", key)}
-    ordered = sorted(keys, key=lambda key: (key.split("@")[0] != "pass", int(key.split("@")[1])))
+    """pass@1, the other pass@k, pass^k and maj@k found in the results (sorted by kind, then k; pass^1 is pass@1 and
+    is left out), then the fixed columns."""
+    keys = {
+        key
+        for summary in results["envs"].values()
+        for key in summary
+        if re.fullmatch(r"(pass@|pass\^|maj@)\d+", key) and key != "pass^1"
+    }
+    ordered = sorted(keys, key=lambda key: (_KINDS.index(key.rstrip("0123456789")), int(key.lstrip("pasmj@^"))))
     return ordered + [c for c in COLUMNS if c not in ordered]
 
 
 def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The metrics table: a mean with a standard error (results.json's ``stderr``) is shown as ``mean ± se``."""
     columns = metric_columns(results)
-    rows = [[env_id] + [_format(summary.get(c)) for c in columns] for env_id, summary in results["envs"].items()]
+    rows = [
+        [env_id] + [_with_error(summary.get(c), (summary.get("stderr") or {}).get(c)) for c in columns]
+        for env_id, summary in results["envs"].items()
+    ]
     return ["env"] + columns, rows
+
+
+def group_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The per-group table (suite entries with a ``group``): each group's mean pass@1 over its envs, then overall;
+    no rows when the suite names no groups."""
+    table = results.get("groups") or {}
+    rows = [
+        [group, str(len(row["envs"])), _format(row["pass@1"])] for group, row in (table.get("groups") or {}).items()
+    ]
+    if rows:
+        rows.append(["overall", str(sum(len(r["envs"]) for r in table["groups"].values())), _format(table["overall"])])
+    return ["group", "envs", "pass@1"], rows
+
+
+def _with_error(value: Any, error: Any) -> str:
+    if isinstance(error, float) and isinstance(value, float):
+        return f"{value:.3f} ± {error:.3f}"
+    return _format(value)
 
 
 def markdown(results: dict[str, Any], samples: list[dict[str, Any]] | None = None) -> str:
     """The report: the metrics table, then per env what explains its score (reward components, turns cut by
     the token budget, how episodes ended) and, given the ``samples.jsonl`` records, example transcripts."""
     header, rows = table_rows(results)
-    lines = [f"# Evaluation of `{results['model']}`", "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = [f"# Evaluation of `{results['model']}`", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+    group_header, groups = group_rows(results)
+    if groups:
+        lines += ["", "By group (unweighted means of the envs' pass@1, then of the groups):", ""]
+        lines += ["| " + " | ".join(group_header) + " |", "|" + "---|" * len(group_header)]
+        lines += ["| " + " | ".join(row) + " |" for row in groups]
     lines += ["", f"Elapsed: {results.get('elapsed_s', 0):.1f} s."]
     for env_id, summary in results["envs"].items():
         lines += ["", f"## {env_id}: why this score", ""] + _explanation(summary)
         for title, record in example_samples([r for r in samples or [] if r.get("env_id") == env_id]):
-            lines += ["", f"### {title} sample: task {record.get('task_index')}, sample {record.get('sample')}, "
-                          f"reward {_format(record.get('reward'))}", "", "```text", transcript(record["episode"]), "```"]
+            lines += [
+                "",
+                f"### {title} sample: task {record.get('task_index')}, sample {record.get('sample')}, "
+                f"reward {_format(record.get('reward'))}",
+                "",
+                "```text",
+                transcript(record["episode"]),
+                "```",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -56,16 +111,21 @@ def _explanation(summary: dict[str, Any]) -> list[str]:
     components = summary.get("reward_components") or {}
     parts = ", ".join(f"{name} {_format(value)}" for name, value in components.items()) or "none reported"
     reasons = ", ".join(f"{reason} {count}" for reason, count in (summary.get("finish_reasons") or {}).items())
-    return [f"- mean reward {_format(summary.get('mean_reward'))}; mean reward components per episode: {parts}",
-            f"- turns cut by the token budget (max_new_tokens): {_format(summary.get('turn_truncation_rate'))}; "
-            f"episodes truncated: {_format(summary.get('truncation_rate'))}",
-            f"- how episodes ended: {reasons or 'no episodes'}"]
+    failures = ", ".join(f"{kind} {count}" for kind, count in (summary.get("failure_reasons") or {}).items())
+    return [
+        f"- mean reward {_format(summary.get('mean_reward'))}; mean reward components per episode: {parts}",
+        f"- turns cut by the token budget (max_completion_length): {_format(summary.get('turn_truncation_rate'))}; "
+        f"episodes truncated: {_format(summary.get('truncation_rate'))}",
+        f"- how episodes ended: {reasons or 'no episodes'}",
+    ] + ([f"- why calls failed: {failures}"] if failures else [])
 
 
 def example_samples(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """The best, worst and typical (reward nearest the median) healthy samples, each shown once."""
-    healthy = sorted((r for r in records if r.get("error") is None and r.get("episode")),
-                     key=lambda r: (r["reward"], r.get("task_index") or 0, r.get("sample") or 0))
+    healthy = sorted(
+        (r for r in records if r.get("error") is None and r.get("episode")),
+        key=lambda r: (r["reward"], r.get("task_index") or 0, r.get("sample") or 0),
+    )
     if not healthy:
         return []
     chosen = [("Best", healthy[-1]), ("Worst", healthy[0]), ("Typical", healthy[(len(healthy) - 1) // 2])]
@@ -79,6 +139,7 @@ def example_samples(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, 
 
 def transcript(episode: dict[str, Any], limit: int = 800) -> str:
     """An episode as text: the prompt, then each turn's action, the env's answer and the turn's reward."""
+
     def clip(text: Any) -> str:
         text = text if isinstance(text, str) else str(text)
         return text if len(text) <= limit else text[:limit] + f" ... [{len(text) - limit} more characters]"
@@ -89,8 +150,13 @@ def transcript(episode: dict[str, Any], limit: int = 800) -> str:
         lines.append(f"[assistant] {clip(action.get('content') if isinstance(action, dict) else action)}")
         lines += [f"[{m.get('role')}] {clip(m.get('content'))}" for m in turn.get("observation") or []]
         info = turn.get("info") or {}
-        lines.append(f"    (turn {number}: reward {_format(turn.get('reward'))}, "
-                     f"components {turn.get('reward_components') or {}}, generation {info.get('finish_reason', '?')})")
+        lines.append(
+            f"    (turn {number}: reward {_format(turn.get('reward'))}, "
+            f"components {turn.get('reward_components') or {}}, generation {info.get('finish_reason', '?')})"
+        )
+        failure = failed_call(info)
+        if failure:
+            lines.append(f"    ({clip(failure)})")
     lines.append(f"    (ended: {finish_reason(episode)})")
     return "\n".join(lines).replace("```", "'''")  # a fence inside would end the Markdown code block
 
@@ -100,21 +166,38 @@ def html_report(results: dict[str, Any], transcript_pages: dict[str, str] | None
     header, rows = table_rows(results)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    images = "".join(f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"/>'
-                     f"<figcaption>{html.escape(title)}</figcaption></figure>" for title, data in _plots(results))
+    group_header, groups = group_rows(results)
+    group_table = (
+        "<h2>By group</h2><table><tr>"
+        + "".join(f"<th>{html.escape(h)}</th>" for h in group_header)
+        + "</tr>"
+        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in groups)
+        + "</table>"
+        if groups
+        else ""
+    )
+    images = "".join(
+        f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"/>'
+        f"<figcaption>{html.escape(title)}</figcaption></figure>"
+        for title, data in _plots(results)
+    )
     pages = transcript_pages or {}
-    why = "".join(f"<h2>{html.escape(env_id)}: why this score</h2><ul>"
-                  + "".join(f"<li>{html.escape(line[2:])}</li>" for line in _explanation(summary))
-                  + (f'<li><a href="{html.escape(pages[env_id])}">every transcript</a></li>' if env_id in pages else "")
-                  + "</ul>" for env_id, summary in results["envs"].items())
-    nav = "".join(f'<a href="{html.escape(page)}">{html.escape(env_id)} transcripts</a> '
-                  for env_id, page in pages.items())
+    why = "".join(
+        f"<h2>{html.escape(env_id)}: why this score</h2><ul>"
+        + "".join(f"<li>{html.escape(line[2:])}</li>" for line in _explanation(summary))
+        + (f'<li><a href="{html.escape(pages[env_id])}">every transcript</a></li>' if env_id in pages else "")
+        + "</ul>"
+        for env_id, summary in results["envs"].items()
+    )
+    nav = "".join(
+        f'<a href="{html.escape(page)}">{html.escape(env_id)} transcripts</a> ' for env_id, page in pages.items()
+    )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>envgym eval</title><style>"
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:4px 8px;text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>"
         f"{f'<nav>{nav}</nav>' if nav else ''}"
-        f"<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>"
+        f"<h1>Evaluation of {html.escape(str(results['model']))}</h1><table><tr>{head}</tr>{body}</table>{group_table}"
         f"<p>Elapsed: {results.get('elapsed_s', 0):.1f} s.</p>{why}{images}</body></html>"
     )
 
@@ -135,8 +218,9 @@ def write_reports(results: dict[str, Any], out_dir: str | Path) -> tuple[Path, P
         if records:
             pages[env_id] = page_name(env_id)
             nav = [("report", "report.html")] + [(e, page_name(e)) for e in results["envs"] if e != env_id]
-            (out / pages[env_id]).write_text(transcript_page(env_id, records, str(results["model"]), nav),
-                                             encoding="utf-8")
+            (out / pages[env_id]).write_text(
+                transcript_page(env_id, records, str(results["model"]), nav), encoding="utf-8"
+            )
     page.write_text(html_report(results, pages), encoding="utf-8")
     return md, page
 

@@ -13,8 +13,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from envgym.agents.evaluation.report_transcripts import (count_and_toggles, data_attributes, escaped, number_text,
-                                                         outcome, page, sample_row, sort_number, task_filter)
+from envgym.agents.evaluation.report_transcripts import (
+    count_and_toggles,
+    data_attributes,
+    escaped,
+    number_text,
+    outcome,
+    page,
+    sample_row,
+    sort_number,
+    task_filter,
+)
 
 FLIPS = {(False, True): "up", (True, False): "down"}
 
@@ -27,8 +36,11 @@ def task_passes(records: list[dict[str, Any]]) -> bool | None:
     return 2 * sum(outcome(r) == "pass" for r in healthy) >= len(healthy)
 
 
-def comparison_page(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
-                    nav: list[tuple[str, str]] | None = None, names: list[str] | None = None) -> str:
+def comparison_page(
+    runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+    nav: list[tuple[str, str]] | None = None,
+    names: list[str] | None = None,
+) -> str:
     """The page for two runs, each given as (``results.json`` content, ``samples.jsonl`` records); ``names``
     label them (default: their models)."""
     (results_a, samples_a), (results_b, samples_b) = runs
@@ -37,33 +49,60 @@ def comparison_page(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     by_task = [_by_task(samples_a), _by_task(samples_b)]
     sections = "".join(_env_section(env_id, names, by_task) for env_id in env_ids)
     options = "".join(f"<option>{escaped(e)}</option>" for e in env_ids)
-    controls = (f"<label>env <select id='env'><option value='all'>all</option>{options}</select></label>"
-                + task_filter() + "<label><input id='flipped-only' type='checkbox'> flipped tasks only</label>"
-                + count_and_toggles())
+    controls = (
+        f"<label>env <select id='env'><option value='all'>all</option>{options}</select></label>"
+        + task_filter()
+        + "<label><input id='flipped-only' type='checkbox'> flipped tasks only</label>"
+        + count_and_toggles()
+    )
     alone = [e for e in [*results_a["envs"], *results_b["envs"]] if e not in env_ids]
     note = f"<p>Left out, in one run only: {escaped(', '.join(dict.fromkeys(alone)))}.</p>" if alone else ""
-    body = (f"<p>A: <b>{escaped(names[0])}</b> · B: <b>{escaped(names[1])}</b>. A task passes when at least half of "
-            "its samples are correct; it flips when it passes in one run only.</p>"
-            f"{note}{_rewards_table(env_ids, results_a, results_b, by_task)}<div class='filters'>{controls}</div>"
-            f"{sections}")
+    body = (
+        f"<p>A: <b>{escaped(names[0])}</b> · B: <b>{escaped(names[1])}</b>. A task passes when at least half of "
+        "its samples are correct; it flips when it passes in one run only.</p>"
+        f"{note}{_rewards_table(env_ids, results_a, results_b, by_task)}<div class='filters'>{controls}</div>"
+        f"{sections}"
+    )
     return page(f"{names[0]} vs {names[1]}", body, nav)
 
 
-def _rewards_table(env_ids: list[str], results_a: dict[str, Any], results_b: dict[str, Any],
-                   by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]]) -> str:
+def _rewards_table(
+    env_ids: list[str],
+    results_a: dict[str, Any],
+    results_b: dict[str, Any],
+    by_task: list[dict[tuple[str, Any], list[dict[str, Any]]]],
+) -> str:
     """Per env: mean reward and pass@1 of both runs, and how many tasks flipped each way."""
     rows = []
     for env_id in env_ids:
         a, b = results_a["envs"][env_id], results_b["envs"][env_id]
         flips = [_flip(by_task, key) for key in _task_keys(by_task, env_id)]
         delta = _delta(a.get("mean_reward"), b.get("mean_reward"))
-        cells = [number_text(a.get("mean_reward")), number_text(b.get("mean_reward")), delta,
-                 number_text(a.get("pass@1")), number_text(b.get("pass@1")),
-                 str(flips.count("up")), str(flips.count("down"))]
-        rows.append(f"<tr class='env-rewards'><td>{escaped(env_id)}</td>" + "".join(f"<td>{c}</td>" for c in cells)
-                    + "</tr>")
-    header = "".join(f"<th>{h}</th>" for h in ("env", "mean reward A", "mean reward B", "B - A", "pass@1 A",
-                                                 "pass@1 B", "flipped to pass", "flipped to fail"))
+        cells = [
+            number_text(a.get("mean_reward")),
+            number_text(b.get("mean_reward")),
+            delta,
+            number_text(a.get("pass@1")),
+            number_text(b.get("pass@1")),
+            str(flips.count("up")),
+            str(flips.count("down")),
+        ]
+        rows.append(
+            f"<tr class='env-rewards'><td>{escaped(env_id)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
+    header = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "env",
+            "mean reward A",
+            "mean reward B",
+            "B - A",
+            "pass@1 A",
+            "pass@1 B",
+            "flipped to pass",
+            "flipped to fail",
+        )
+    )
     return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
 
 
@@ -74,15 +113,22 @@ def _env_section(env_id: str, names: list[str], by_task: list[dict[tuple[str, An
         flip = _flip(by_task, key)
         first = next(r for side in sides for r in side)
         label = {"up": "flipped: fail → pass", "down": "flipped: pass → fail"}.get(flip or "", "")
-        summary = (f"task {escaped(key[1])} <small>({escaped(first.get('task_id'))})</small> · "
-                   + " · ".join(f"{run}: {_side_summary(side)}" for run, side in zip("AB", sides))
-                   + (f"<span class='badge {flip}'>{label}</span>" if flip else ""))
-        columns = "".join(f"<div><h4>{run}: {escaped(name)}</h4>"
-                          + ("".join(sample_row(r, env_id=env_id, filterable=False) for r in side)
-                             or "<p>no samples</p>") + "</div>" for run, name, side in zip("AB", names, sides))
+        summary = (
+            f"task {escaped(key[1])} <small>({escaped(first.get('task_id'))})</small> · "
+            + " · ".join(f"{run}: {_side_summary(side)}" for run, side in zip("AB", sides))
+            + (f"<span class='badge {flip}'>{label}</span>" if flip else "")
+        )
+        columns = "".join(
+            f"<div><h4>{run}: {escaped(name)}</h4>"
+            + ("".join(sample_row(r, env_id=env_id, filterable=False) for r in side) or "<p>no samples</p>")
+            + "</div>"
+            for run, name, side in zip("AB", names, sides)
+        )
         attributes = data_attributes(env=env_id, task=key[1], task_id=first.get("task_id"), flipped=flip)
-        rows.append(f"<section class='row card task-pair'{attributes}><details><summary>{summary}</summary>"
-                    f"<div class='side'>{columns}</div></details></section>")
+        rows.append(
+            f"<section class='row card task-pair'{attributes}><details><summary>{summary}</summary>"
+            f"<div class='side'>{columns}</div></details></section>"
+        )
     return f"<h2>{escaped(env_id)}</h2>{''.join(rows)}"
 
 
@@ -125,8 +171,11 @@ def write_comparison(run_a: str | Path, run_b: str | Path, out_dir: str | Path) 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "comparison.html"
     folders = [Path(run) if Path(run).is_dir() else Path(run).parent for run in (run_a, run_b)]
-    nav = [(f"report {name}", Path(os.path.relpath(folder / "report.html", out)).as_posix())
-           for name, folder in zip("AB", folders) if (folder / "report.html").exists()]
+    nav = [
+        (f"report {name}", Path(os.path.relpath(folder / "report.html", out)).as_posix())
+        for name, folder in zip("AB", folders)
+        if (folder / "report.html").exists()
+    ]
     runs = [read_run(run_a), read_run(run_b)]
     names = [str(results["model"]) for results, _ in runs]
     if names[0] == names[1]:  # one model run two ways (prompts, settings): the folders tell them apart

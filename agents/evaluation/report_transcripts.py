@@ -77,9 +77,11 @@ def page(title: str, body: str, nav: list[tuple[str, str]] | None = None) -> str
     """A whole HTML document: ``body`` (already escaped) under an escaped title, with the shared style, the
     filter script and links ``nav`` (label, file name) to the other pages of the report."""
     links = "".join(f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav or [])
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
-            f"{f'<nav>{links}</nav>' if links else ''}<h1>{html.escape(title)}</h1>{body}</body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{STYLE}</style><script>{SCRIPT}</script></head><body>"
+        f"{f'<nav>{links}</nav>' if links else ''}<h1>{html.escape(title)}</h1>{body}</body></html>"
+    )
 
 
 def page_name(env_id: str) -> str:
@@ -94,8 +96,9 @@ def outcome(record: dict[str, Any]) -> str:
     return "pass" if record.get("correct") else "fail"
 
 
-def transcript_page(env_id: str, records: list[dict[str, Any]], model: str,
-                    nav: list[tuple[str, str]] | None = None) -> str:
+def transcript_page(
+    env_id: str, records: list[dict[str, Any]], model: str, nav: list[tuple[str, str]] | None = None
+) -> str:
     """The transcript page of one env: filters, then every sample (by task, then sample) with all its turns."""
     ordered = sorted(records, key=lambda r: (sort_number(r.get("task_index")), sort_number(r.get("sample"))))
     rows = "".join(sample_row(record, env_id=env_id) for record in ordered)
@@ -105,10 +108,12 @@ def transcript_page(env_id: str, records: list[dict[str, Any]], model: str,
 
 def reward_filters() -> str:
     """Controls: reward range and pass/fail/error."""
-    return ("<label>reward from <input id='min-reward' type='number' step='any'></label>"
-            "<label>to <input id='max-reward' type='number' step='any'></label>"
-            "<label>outcome <select id='outcome'><option value='all'>all</option><option value='pass'>pass</option>"
-            "<option value='fail'>fail</option><option value='error'>error</option></select></label>")
+    return (
+        "<label>reward from <input id='min-reward' type='number' step='any'></label>"
+        "<label>to <input id='max-reward' type='number' step='any'></label>"
+        "<label>outcome <select id='outcome'><option value='all'>all</option><option value='pass'>pass</option>"
+        "<option value='fail'>fail</option><option value='error'>error</option></select></label>"
+    )
 
 
 def task_filter() -> str:
@@ -118,8 +123,10 @@ def task_filter() -> str:
 
 def count_and_toggles() -> str:
     """How many rows the filters leave, and buttons that open or close every row."""
-    return ("<span id='shown'></span> <button type='button' onclick='openAll(true)'>open all</button>"
-            "<button type='button' onclick='openAll(false)'>close all</button>")
+    return (
+        "<span id='shown'></span> <button type='button' onclick='openAll(true)'>open all</button>"
+        "<button type='button' onclick='openAll(false)'>close all</button>"
+    )
 
 
 def sample_row(record: dict[str, Any], *, env_id: str, filterable: bool = True) -> str:
@@ -128,14 +135,23 @@ def sample_row(record: dict[str, Any], *, env_id: str, filterable: bool = True) 
     episode = record.get("episode") or {}
     verdict = outcome(record)
     task = f"task {escaped(record.get('task_index'))} <small>({escaped(record.get('task_id'))})</small> · "
-    summary = (f"{task if filterable else ''}sample {escaped(record.get('sample'))} · "
-               f"reward {number_text(record.get('reward'))}<span class='badge {verdict}'>{verdict}</span> · "
-               f"{escaped(record.get('turns'))} turn(s) · ended: {html.escape(finish_reason(episode))}")
-    attributes = data_attributes(reward=record.get("reward"), outcome=verdict, task=record.get("task_index"),
-                                 task_id=record.get("task_id"), env=env_id)
+    summary = (
+        f"{task if filterable else ''}sample {escaped(record.get('sample'))} · "
+        f"reward {number_text(record.get('reward'))}<span class='badge {verdict}'>{verdict}</span> · "
+        f"{escaped(record.get('turns'))} turn(s) · ended: {html.escape(finish_reason(episode))}"
+    )
+    attributes = data_attributes(
+        reward=record.get("reward"),
+        outcome=verdict,
+        task=record.get("task_index"),
+        task_id=record.get("task_id"),
+        env=env_id,
+    )
     classes = f"{'row ' if filterable else ''}card sample {verdict}"
-    return (f"<section class='{classes}'{attributes}><details><summary>{summary}</summary>"
-            f"{episode_html(episode, record)}</details></section>")
+    return (
+        f"<section class='{classes}'{attributes}><details><summary>{summary}</summary>"
+        f"{episode_html(episode, record)}</details></section>"
+    )
 
 
 def episode_html(episode: dict[str, Any], record: dict[str, Any] | None = None) -> str:
@@ -143,16 +159,25 @@ def episode_html(episode: dict[str, Any], record: dict[str, Any] | None = None) 
     results, the turn's reward and components and how its generation ended; last, why the episode ended."""
     prompt = episode.get("prompt") or []
     # a system prompt and few-shot turns repeat in every sample: folded, so the task and the turns lead
-    parts = [f"<details class='earlier'><summary>{len(prompt) - 1} earlier prompt message(s): "
-             f"{escaped(', '.join(str(m.get('role', '?')) for m in prompt[:-1] if isinstance(m, dict)))}</summary>"
-             + "".join(message_html(m) for m in prompt[:-1]) + "</details>"] if len(prompt) > 1 else []
+    parts = (
+        [
+            f"<details class='earlier'><summary>{len(prompt) - 1} earlier prompt message(s): "
+            f"{escaped(', '.join(str(m.get('role', '?')) for m in prompt[:-1] if isinstance(m, dict)))}</summary>"
+            + "".join(message_html(m) for m in prompt[:-1])
+            + "</details>"
+        ]
+        if len(prompt) > 1
+        else []
+    )
     parts += [message_html(m) for m in prompt[-1:]]
     for number, turn in enumerate(episode.get("turns") or [], 1):
         action = turn.get("action")
         assistant = action if isinstance(action, dict) else {"role": "assistant", "content": action}
         observation = "".join(message_html(m) for m in turn.get("observation") or [])
-        parts.append(f"<div class='turn'><div class='turn-meta'><b>turn {number}</b></div>"
-                     f"{message_html(assistant)}{observation}{turn_meta(turn)}</div>")
+        parts.append(
+            f"<div class='turn'><div class='turn-meta'><b>turn {number}</b></div>"
+            f"{message_html(assistant)}{observation}{turn_meta(turn)}</div>"
+        )
     ended = f"ended: {html.escape(finish_reason(episode))}"
     error = episode.get("error") or (record or {}).get("error")
     if error is not None:
@@ -169,22 +194,30 @@ def message_html(message: Any) -> str:
     role = str(message.get("role") or "?")
     title = "tool result" if role == "tool" else role
     source = " ".join(escaped(message.get(key)) for key in ("name", "tool_call_id") if message.get(key))
-    calls = "".join(f"<div class='tool-call'>tool call: {escaped(_call_text(call))}</div>"
-                    for call in message.get("tool_calls") or [])
+    calls = "".join(
+        f"<div class='tool-call'>tool call: {escaped(_call_text(call))}</div>"
+        for call in message.get("tool_calls") or []
+    )
     content = message.get("content")
     body = f"<pre>{_clipped(content)}</pre>" if content not in (None, "") or not calls else ""
     role_class = re.sub(r"[^a-z]", "", role.lower()) or "unknown"
-    return (f"<div class='msg role-{role_class}'><div class='role'>{html.escape(title)}"
-            f"{f' <small>{source}</small>' if source else ''}</div>{body}{calls}</div>")
+    return (
+        f"<div class='msg role-{role_class}'><div class='role'>{html.escape(title)}"
+        f"{f' <small>{source}</small>' if source else ''}</div>{body}{calls}</div>"
+    )
 
 
 def turn_meta(turn: dict[str, Any]) -> str:
     """The turn's reward and components, how its generation ended, an invalid action's reason, an env error."""
     info = turn.get("info") or {}
-    components = ", ".join(f"{escaped(name)} {number_text(value)}"
-                           for name, value in (turn.get("reward_components") or {}).items())
-    facts = [f"reward {number_text(turn.get('reward'))}", f"components: {components or 'none'}",
-             f"generation: {escaped(info.get('finish_reason', '?'))}"]
+    components = ", ".join(
+        f"{escaped(name)} {number_text(value)}" for name, value in (turn.get("reward_components") or {}).items()
+    )
+    facts = [
+        f"reward {number_text(turn.get('reward'))}",
+        f"components: {components or 'none'}",
+        f"generation: {escaped(info.get('finish_reason', '?'))}",
+    ]
     calls = info.get("tool_calls")
     count = len(calls) if isinstance(calls, list) else calls
     # tag-style tools are plain text in the message: say that they ran
@@ -194,8 +227,21 @@ def turn_meta(turn: dict[str, Any]) -> str:
         facts.append(f"invalid action: {escaped(info.get('action_error', 'no reason given'))}")
     if info.get("error") is not None:
         facts.append(f"error: {escaped(info['error'])}")
+    failure = failed_call(info)
+    if failure:
+        facts.append(escaped(failure))
     facts += [flag for flag in ("terminated", "truncated") if turn.get(flag)]
     return f"<div class='turn-meta'>{' · '.join(facts)}</div>"
+
+
+def failed_call(info: dict[str, Any]) -> str:
+    """A turn whose calls the env's verifier refused (``info["call_failure"]``): the reason, and the calls expected
+    (``info["expected_calls"]``) beside what was called, so a failure reads without the gold at hand; "" else."""
+    if info.get("call_failure") is None:
+        return ""
+    expected = json.dumps(info.get("expected_calls"), ensure_ascii=False, default=str)
+    reason = info.get("call_failure_reason") or info["call_failure"]
+    return f"call failure: {reason}; expected: {expected}"
 
 
 def _call_text(call: Any) -> str:
@@ -217,8 +263,11 @@ def _clipped(content: Any) -> str:
 
 def data_attributes(**values: Any) -> str:
     """``data-*`` attributes for the filters (``task_id`` becomes ``data-task-id``), escaped for a quoted attribute."""
-    return "".join(f' data-{name.replace("_", "-")}="{html.escape(_attribute(value), quote=True)}"'
-                   for name, value in values.items() if value is not None)
+    return "".join(
+        f' data-{name.replace("_", "-")}="{html.escape(_attribute(value), quote=True)}"'
+        for name, value in values.items()
+        if value is not None
+    )
 
 
 def _attribute(value: Any) -> str:

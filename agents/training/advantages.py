@@ -10,11 +10,12 @@ process rewards, :func:`step_advantages` gives each step of a response its own c
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.config import GRPOConfig
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -26,28 +27,26 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
-
-
 def _std(values: Sequence[float]) -> float:
     if len(values) < 2:
         return 0.0
-    mean = _mean(values)
+    mean = statistics.fmean(values)
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 def _zscore(values: Sequence[float], epsilon: float, scale: bool = True, std: float | None = None) -> list[float]:
     if not values:
         return []
-    mean = _mean(values)
+    mean = statistics.fmean(values)
     if not scale:
         return [v - mean for v in values]
     std = _std(values) if std is None else std
     return [(v - mean) / (std + epsilon) for v in values]
 
 
-def _scaled_group_advantages(groups: Sequence[Sequence[float]], scale_rewards: str, epsilon: float) -> list[list[float]]:
+def _scaled_group_advantages(
+    groups: Sequence[Sequence[float]], scale_rewards: str, epsilon: float
+) -> list[list[float]]:
     """(R_i - mean_group R) / (std + ε), the std taken per group, over the batch, or not at all."""
     batch_std = _std([r for group in groups for r in group])
     return [
@@ -96,19 +95,22 @@ def turn_advantages(
     if kind == "rebn":
         turn_returns = [[discounted_returns(episode, config.gamma) for episode in group] for group in groups]
         flat = [g for group in turn_returns for episode in group for g in episode]
-        mean, std = _mean(flat) if flat else 0.0, _std(flat)
+        mean, std = statistics.fmean(flat) if flat else 0.0, _std(flat)
         return [[[(g - mean) / (std + eps) for g in episode] for episode in group] for group in turn_returns]
     returns = [[sum(episode) for episode in group] for group in groups]
     if kind in ("grpo", "dr_grpo"):
         episode_adv = _scaled_group_advantages(returns, "none" if kind == "dr_grpo" else config.scale_rewards, eps)
     elif kind == "rloo":
-        episode_adv = [[(r - (sum(group) - r) / (len(group) - 1)) if len(group) > 1 else 0.0 for r in group]
-                       for group in returns]
+        episode_adv = [
+            [(r - (sum(group) - r) / (len(group) - 1)) if len(group) > 1 else 0.0 for r in group] for group in returns
+        ]
     else:  # gdpo
         if components is None:
             raise ValueError("advantage='gdpo' needs the per-turn reward components of every episode")
         episode_adv = gdpo_advantages(groups, components, weights, eps)
-    return [[[a] * len(episode) for a, episode in zip(group_adv, group)] for group_adv, group in zip(episode_adv, groups)]
+    return [
+        [[a] * len(episode) for a, episode in zip(group_adv, group)] for group_adv, group in zip(episode_adv, groups)
+    ]
 
 
 def _turn_grpo(groups: Sequence[Sequence[Sequence[float]]], config: GRPOConfig) -> list[list[list[float]]]:
@@ -117,9 +119,11 @@ def _turn_grpo(groups: Sequence[Sequence[Sequence[float]]], config: GRPOConfig) 
     for t in range(horizon):
         reached = [[i for i, episode in enumerate(group) if len(episode) > t] for group in groups]
         own = [[groups[g][i][t] for i in indices] for g, indices in enumerate(reached)]
-        after = [[sum(groups[g][i][t + 1:]) for i in indices] for g, indices in enumerate(reached)]
+        after = [[sum(groups[g][i][t + 1 :]) for i in indices] for g, indices in enumerate(reached)]
         for values in (own, after):
-            for g, normalized in enumerate(_scaled_group_advantages(values, config.scale_rewards, config.advantage_epsilon)):
+            for g, normalized in enumerate(
+                _scaled_group_advantages(values, config.scale_rewards, config.advantage_epsilon)
+            ):
                 for i, a in zip(reached[g], normalized):
                     advantages[g][i][t] += a
     return advantages
@@ -152,23 +156,29 @@ def gdpo_advantages(
     component_weights: dict[str, float] = {}
     raw_groups = []
     for group, group_components, group_weights in zip(groups, components, weights):
-        totals = [_raw_totals(turns, turn_weights, component_weights) for turns, turn_weights in zip(group_components, group_weights)]
+        totals = [
+            _raw_totals(turns, turn_weights, component_weights)
+            for turns, turn_weights in zip(group_components, group_weights)
+        ]
         if not any(totals):  # no components recorded: the scalar reward is the one component
             totals = [{"reward": sum(episode)} for episode in group]
         raw_groups.append(totals)
     sums = []
     for totals in raw_groups:
         names = sorted({name for total in totals for name in total})
-        per_component = [[component_weights.get(name, 1.0) * z for z in _zscore([t.get(name, 0.0) for t in totals], epsilon)]
-                         for name in names]
+        per_component = [
+            [component_weights.get(name, 1.0) * z for z in _zscore([t.get(name, 0.0) for t in totals], epsilon)]
+            for name in names
+        ]
         sums.append([sum(column) for column in zip(*per_component)] if per_component else [0.0] * len(totals))
     flat = [a for group in sums for a in group]
-    mean, std = (_mean(flat) if flat else 0.0), _std(flat)
+    mean, std = (statistics.fmean(flat) if flat else 0.0), _std(flat)
     return [[(a - mean) / (std + epsilon) for a in group] for group in sums]
 
 
-def _raw_totals(turns: Sequence[dict[str, float]], turn_weights: Sequence[dict[str, float]],
-                component_weights: dict[str, float]) -> dict[str, float]:
+def _raw_totals(
+    turns: Sequence[dict[str, float]], turn_weights: Sequence[dict[str, float]], component_weights: dict[str, float]
+) -> dict[str, float]:
     """Σ over turns of each component divided by its recorded weight; records each weight in
     ``component_weights`` and refuses a component weighted differently in two places."""
     total: dict[str, float] = {}
@@ -177,14 +187,19 @@ def _raw_totals(turns: Sequence[dict[str, float]], turn_weights: Sequence[dict[s
             weight = float(weights.get(name, 1.0))
             seen = component_weights.setdefault(name, weight)
             if not math.isclose(seen, weight):
-                raise ValueError(f"reward component {name!r} has weight {seen} in one turn and {weight} in another; "
-                                 "GDPO needs one weight per component across the batch")
+                raise ValueError(
+                    f"reward component {name!r} has weight {seen} in one turn and {weight} in another; "
+                    "GDPO needs one weight per component across the batch"
+                )
             total[name] = total.get(name, 0.0) + (float(value) / weight if weight else 0.0)
     return total
 
 
-def group_has_contrast(episodes: Sequence[Sequence[float]], config: GRPOConfig,
-                       components: Sequence[Sequence[dict[str, float]]] | None = None) -> bool:
+def group_has_contrast(
+    episodes: Sequence[Sequence[float]],
+    config: GRPOConfig,
+    components: Sequence[Sequence[dict[str, float]]] | None = None,
+) -> bool:
     """Whether the episodes of one group differ in what ``config.advantage`` reads: the per-turn rewards for
     ``rebn``/``turn_grpo`` (equal totals can hide different turns), the per-episode component totals for
     ``gdpo``, the episode totals otherwise. Dynamic sampling drops a group without contrast."""
@@ -248,5 +263,5 @@ def step_advantages(group: Sequence[Sequence[float]], credit: str, epsilon: floa
     flat = [g for episode in returns for g in episode]
     if not flat:
         return [[] for _ in group]
-    mean, std = _mean(flat), _std(flat)
+    mean, std = statistics.fmean(flat), _std(flat)
     return [[(g - mean) / (std + epsilon) for g in episode] for episode in returns]

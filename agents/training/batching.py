@@ -34,8 +34,11 @@ def micro_batches(rows: list[Row], budget: int) -> list[list[Row]]:
     by_prompt: dict[tuple[int, ...], list[Row]] = defaultdict(list)
     for row in rows:
         by_prompt[tuple(row[0].prompt_ids)].append(row)
-    ordered = [row for prompt in sorted(by_prompt, key=len, reverse=True)
-               for row in sorted(by_prompt[prompt], key=lambda r: -len(r[0].completion_ids))]
+    ordered = [
+        row
+        for prompt in sorted(by_prompt, key=len, reverse=True)
+        for row in sorted(by_prompt[prompt], key=lambda r: -len(r[0].completion_ids))
+    ]
     batches: list[list[Row]] = []
     for row in ordered:
         if batches and batch_cost([*batches[-1], row]) <= budget:
@@ -67,8 +70,8 @@ def pad_batch(batch: list[Row], device: torch.device) -> dict[str, torch.Tensor]
     prefix_ids = torch.zeros((len(prompts), prompt_width), dtype=torch.long)
     prefix_mask = torch.zeros((len(prompts), prompt_width), dtype=torch.long)
     for prompt, k in prompts.items():
-        prefix_ids[k, :len(prompt)] = torch.tensor(prompt)
-        prefix_mask[k, :len(prompt)] = 1
+        prefix_ids[k, : len(prompt)] = torch.tensor(prompt)
+        prefix_mask[k, : len(prompt)] = 1
     prompt_lengths = prefix_mask.sum(-1)
     index = torch.tensor([prompts[tuple(row[0].prompt_ids)] for row in batch], dtype=torch.long)
     input_ids = torch.zeros((len(batch), width), dtype=torch.long)
@@ -84,12 +87,18 @@ def pad_batch(batch: list[Row], device: torch.device) -> dict[str, torch.Tensor]
         advantages[b, :n] = torch.tensor(token_adv)
         rollout_logprobs[b, :n] = torch.tensor(trajectory.logprobs)
     tensors = {
-        "prefix_ids": prefix_ids, "prefix_mask": prefix_mask,
+        "prefix_ids": prefix_ids,
+        "prefix_mask": prefix_mask,
         "prefix_positions": torch.arange(prompt_width).expand(len(prompts), -1).contiguous(),
-        "prefix_index": index, "prefix_last": prompt_lengths - 1,
-        "input_ids": input_ids, "attention_mask": torch.cat([prefix_mask[index], completion_mask], dim=1),
+        "prefix_index": index,
+        "prefix_last": prompt_lengths - 1,
+        "input_ids": input_ids,
+        "attention_mask": torch.cat([prefix_mask[index], completion_mask], dim=1),
         "positions": prompt_lengths[index, None] + torch.arange(width),
-        "targets": input_ids, "mask": mask, "advantages": advantages, "rollout_logprobs": rollout_logprobs,
+        "targets": input_ids,
+        "mask": mask,
+        "advantages": advantages,
+        "rollout_logprobs": rollout_logprobs,
     }
     return {key: value.to(device) for key, value in tensors.items()}
 
@@ -108,29 +117,44 @@ def predictors(net: Any, tensors: dict[str, torch.Tensor], hidden: bool) -> torc
 
     if not (net.training and _checkpointing(net)):
         needed = torch.unique(last)  # a full model keeps logits only where prompts end
-        prefix = net(input_ids=tensors["prefix_ids"], attention_mask=tensors["prefix_mask"],
-                     position_ids=tensors["prefix_positions"], use_cache=True,
-                     **({} if hidden else {"logits_to_keep": needed}))
+        prefix = net(
+            input_ids=tensors["prefix_ids"],
+            attention_mask=tensors["prefix_mask"],
+            position_ids=tensors["prefix_positions"],
+            use_cache=True,
+            **({} if hidden else {"logits_to_keep": needed}),
+        )
         column = last if hidden else torch.searchsorted(needed, last)
         at_prompt_end = output(prefix)[torch.arange(len(last), device=last.device), column][index]
         completions = at_prompt_end[:, None][:, :0]  # one-token completions: the prompt predicts them all
         if width > 1:
             cache = prefix.past_key_values
             cache.reorder_cache(index)
-            completions = output(net(input_ids=tensors["input_ids"][:, :-1],
-                                     attention_mask=tensors["attention_mask"][:, :-1],
-                                     position_ids=tensors["positions"][:, :-1], past_key_values=cache,
-                                     use_cache=True))
+            completions = output(
+                net(
+                    input_ids=tensors["input_ids"][:, :-1],
+                    attention_mask=tensors["attention_mask"][:, :-1],
+                    position_ids=tensors["positions"][:, :-1],
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+            )
     else:
         prompt_width = tensors["prefix_ids"].shape[1]
-        needed = torch.cat([torch.unique(last), torch.arange(prompt_width, prompt_width + width - 1, device=last.device)])
-        flat = output(net(input_ids=torch.cat([tensors["prefix_ids"][index], tensors["input_ids"]], dim=1),
-                          attention_mask=tensors["attention_mask"],
-                          position_ids=torch.cat([tensors["prefix_positions"][index], tensors["positions"]], dim=1),
-                          **({} if hidden else {"logits_to_keep": needed})))
+        needed = torch.cat(
+            [torch.unique(last), torch.arange(prompt_width, prompt_width + width - 1, device=last.device)]
+        )
+        flat = output(
+            net(
+                input_ids=torch.cat([tensors["prefix_ids"][index], tensors["input_ids"]], dim=1),
+                attention_mask=tensors["attention_mask"],
+                position_ids=torch.cat([tensors["prefix_positions"][index], tensors["positions"]], dim=1),
+                **({} if hidden else {"logits_to_keep": needed}),
+            )
+        )
         rows = torch.arange(len(index), device=index.device)
         if hidden:
-            at_prompt_end, completions = flat[rows, last[index]], flat[:, prompt_width:prompt_width + width - 1]
+            at_prompt_end, completions = flat[rows, last[index]], flat[:, prompt_width : prompt_width + width - 1]
         else:
             ends = len(needed) - (width - 1)
             at_prompt_end, completions = flat[rows, torch.searchsorted(needed[:ends], last[index])], flat[:, ends:]

@@ -48,10 +48,11 @@ def save_checkpoint(trainer: GRPOTrainer, path: str | Path | None = None) -> Pat
         "python_rng": random.getstate(),
         "numpy_rng": np.random.get_state(),
         "history": trainer.history,
-        "next_batch": trainer._next_batch,
+        "pending_batches": trainer.pending_batches,  # asynchronous rollouts sampled ahead
     }
     torch.save(state, path / "trainer_state.pt")
     return path
+
 
 def load_checkpoint(trainer: GRPOTrainer, path: str | Path) -> None:
     """Continue exactly where ``save_checkpoint(trainer, path)`` left off: the next step equals the one the
@@ -78,5 +79,5 @@ def load_checkpoint(trainer: GRPOTrainer, path: str | Path) -> None:
     np.random.set_state(state["numpy_rng"])
     trainer.step = state["step"]
     trainer.history = list(state["history"])
-    trainer._next_batch = state.get("next_batch")
+    trainer.pending_batches = state.get("pending_batches", [])
     trainer._sync_weights()  # the engine samples from the restored weights

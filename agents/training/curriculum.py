@@ -38,16 +38,32 @@ class LevelCurriculum:
     pass_threshold: the episode reward at or above which an episode passes.
     """
 
-    def __init__(self, levels: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]],
-                 band: Sequence[float] = (0.2, 0.8), window: int = 32, pass_threshold: float = 1.0):
+    def __init__(
+        self,
+        levels: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]],
+        band: Sequence[float] = (0.2, 0.8),
+        window: int = 32,
+        pass_threshold: float = 1.0,
+    ):
         self.levels = _level_list(levels)
-        if len(band) != 2 or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in band) \
-                or not 0.0 <= band[0] < band[1] <= 1.0:
-            raise ValueError(f"curriculum band must be two pass rates [low, high] with 0 <= low < high <= 1, got {band!r}")
+        if (
+            len(band) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in band)
+            or not 0.0 <= band[0] < band[1] <= 1.0
+        ):
+            raise ValueError(
+                f"curriculum band must be two pass rates [low, high] with 0 <= low < high <= 1, got {band!r}"
+            )
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise ValueError(f"curriculum window must be a whole number of episodes >= 1, got {window!r}")
-        if isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)) or not math.isfinite(pass_threshold):
-            raise ValueError(f"curriculum pass_threshold must be a finite number (an episode reward), got {pass_threshold!r}")
+        if (
+            isinstance(pass_threshold, bool)
+            or not isinstance(pass_threshold, (int, float))
+            or not math.isfinite(pass_threshold)
+        ):
+            raise ValueError(
+                f"curriculum pass_threshold must be a finite number (an episode reward), got {pass_threshold!r}"
+            )
         self.band = (float(band[0]), float(band[1]))
         self.window = window
         self.pass_threshold = float(pass_threshold)
@@ -79,8 +95,11 @@ class LevelCurriculum:
     def pool(self) -> list[int]:
         """The levels groups are drawn from: up to the frontier, pass rate inside the band, and the frontier."""
         low, high = self.band
-        return [level for level in range(self.frontier + 1)
-                if level == self.frontier or (rate := self.pass_rate(level)) is None or low <= rate <= high]
+        return [
+            level
+            for level in range(self.frontier + 1)
+            if level == self.frontier or (rate := self.pass_rate(level)) is None or low <= rate <= high
+        ]
 
     def draw(self, rng: np.random.Generator) -> int:
         """The level the next group plays; one draw from ``rng`` only when the pool holds more than one level."""
@@ -91,8 +110,12 @@ class LevelCurriculum:
         """Record a group's episode rewards on ``level``; move the frontier up when its full window passes
         above the band."""
         self.outcomes[level].extend(reward >= self.pass_threshold for reward in rewards)
-        if (level == self.frontier and self.frontier + 1 < len(self.levels)
-                and len(self.outcomes[level]) == self.window and self.pass_rate(level) > self.band[1]):
+        if (
+            level == self.frontier
+            and self.frontier + 1 < len(self.levels)
+            and len(self.outcomes[level]) == self.window
+            and self.pass_rate(level) > self.band[1]
+        ):
             self.frontier += 1
 
     # --- reporting and checkpoints --------------------------------------------------------------------
@@ -114,8 +137,10 @@ class LevelCurriculum:
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         if len(state["outcomes"]) != len(self.levels):
-            raise ValueError(f"the checkpoint's curriculum has {len(state['outcomes'])} levels, this one "
-                             f"{len(self.levels)}; resume with the recipe the run started with")
+            raise ValueError(
+                f"the checkpoint's curriculum has {len(state['outcomes'])} levels, this one "
+                f"{len(self.levels)}; resume with the recipe the run started with"
+            )
         self.frontier = int(state["frontier"])
         self.outcomes = [deque(outcomes, maxlen=self.window) for outcomes in state["outcomes"]]
 
@@ -125,15 +150,19 @@ def _level_list(levels: Any) -> list[dict[str, Any]]:
     if isinstance(levels, Mapping):
         lengths = {name: len(values) if isinstance(values, (list, tuple)) else None for name, values in levels.items()}
         if not levels or None in lengths.values() or len(set(lengths.values())) != 1:
-            raise ValueError("levels must map argument names to equally long lists of values, e.g. "
-                             f"{{difficulty: [1, 2, 3]}}, got {dict(levels)!r}")
+            raise ValueError(
+                "levels must map argument names to equally long lists of values, e.g. "
+                f"{{difficulty: [1, 2, 3]}}, got {dict(levels)!r}"
+            )
         count = next(iter(lengths.values()))
         result = [{name: values[i] for name, values in levels.items()} for i in range(count)]
     elif isinstance(levels, (list, tuple)) and all(isinstance(level, Mapping) for level in levels):
         result = [dict(level) for level in levels]
     else:
-        raise ValueError("levels must be a mapping of argument names to lists ({difficulty: [1, 2, 3]}) or a list "
-                         f"of argument mappings, got {levels!r}")
+        raise ValueError(
+            "levels must be a mapping of argument names to lists ({difficulty: [1, 2, 3]}) or a list "
+            f"of argument mappings, got {levels!r}"
+        )
     if len(result) < 2:
         raise ValueError(f"a curriculum needs at least two levels, got {len(result)}")
     return result

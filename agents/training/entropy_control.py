@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import torch
 
-ENTROPY_CONTROLS = ("none", "clip_cov", "kl_cov")
-
 
 def token_covariance(logprobs: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Cov_t of the module docstring for each token (B, T), detached; 0 outside the mask."""
@@ -37,9 +35,15 @@ def token_covariance(logprobs: torch.Tensor, advantages: torch.Tensor, mask: tor
     return torch.where(mask, (logprobs - mean_logprob) * (advantages - mean_advantage), torch.zeros_like(logprobs))
 
 
-def clip_cov_selection(covariance: torch.Tensor, mask: torch.Tensor, ratio: float, low: float, high: float,
-                       already_clipped: torch.Tensor | None = None,
-                       generator: torch.Generator | None = None) -> torch.Tensor:
+def clip_cov_selection(
+    covariance: torch.Tensor,
+    mask: torch.Tensor,
+    ratio: float,
+    low: float,
+    high: float,
+    already_clipped: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Clip-Cov's tokens (a bool tensor like ``covariance``): ``max(⌊ratio·N⌋, 1)`` drawn at random among the
     masked tokens with ``low < Cov < high`` whose ratio clip is not already active."""
     mask = mask.to(torch.bool)

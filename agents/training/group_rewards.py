@@ -14,7 +14,7 @@ label the reward never saw, which shows whether label-free training helps.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from envgym.agents.training.process_rewards import apply_process_rewards
@@ -23,17 +23,14 @@ from envgym.core import action_text
 from envgym.rewards import RewardComponent, RewardSpec, answer_equivalence, group_values
 
 
-def reward_spec_of(env_kwargs: Mapping[str, Any] | None) -> RewardSpec | None:
-    """The reward spec among the env's keyword arguments (``reward``, as recipes put it), validated; None if
-    there is none."""
-    reward = (env_kwargs or {}).get("reward")
-    return None if reward is None else RewardSpec.coerce(reward)
-
-
 def final_answer(trajectory: Trajectory) -> str | None:
-    """The episode's answer: the last ``info["answer"]`` its turns reported (what votes, as in eval's maj@k)."""
-    answers = [t.info["answer"] for t in trajectory.episode.turns if t.info.get("answer") is not None]
-    return str(answers[-1]) if answers else None
+    """The episode's answer: the last ``info["answer"]`` its turns reported (what votes, as in eval's maj@k), or
+    None where the env refused it (``action_valid=False``: an unevaluated ``\\boxed{8 - 5}`` where the value is
+    asked for): a vote uses the env's own grading rules, so an answer the env would refuse cannot vote."""
+    answered = [t for t in trajectory.episode.turns if t.info.get("answer") is not None]
+    if not answered or answered[-1].info.get("action_valid") is False:
+        return None
+    return str(answered[-1].info["answer"])
 
 
 @dataclasses.dataclass
@@ -49,16 +46,25 @@ class ScoringContext:
     device: Any = "cpu"
 
 
-def apply_group_rewards(groups: Sequence[Sequence[Trajectory]], spec: RewardSpec, env: Any, *,
-                        task_indices: Sequence[int] | None = None, model: Any = None, tokenizer: Any = None,
-                        device: Any = "cpu") -> None:
+def apply_group_rewards(
+    groups: Sequence[Sequence[Trajectory]],
+    spec: RewardSpec,
+    env: Any,
+    *,
+    task_indices: Sequence[int] | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+    device: Any = "cpu",
+) -> None:
     """Add every group component of ``spec`` to each group's healthy episodes, in place, and score the steps of
     its process components (see :class:`ScoringContext` for the keyword arguments).
 
     ``env`` is one env of the run (its ``answers_equivalent`` compares answers when a component's
     ``equivalence`` is ``env``). Failed episodes neither vote nor get a value: their answer is not the policy's.
-    A component that cannot score (a judge or reward model failing after its retries, a judge reply without a
-    score for every answer) makes the episodes it should have scored failed (``Episode.error``), never 0.
+    A component that cannot score for reasons outside the policy's reach (a judge or reward model failing after
+    its retries) makes the episodes it should have scored failed (``Episode.error``), never 0. What the policy
+    can cause (a response withheld from the judge, a judge reply the group's responses broke) scores 0 and is
+    recorded in the last turn's ``info["reward_failures"]``.
     A gated component counts only where its gate's unweighted value on the episode's last turn is > 0."""
     context = ScoringContext(env, task_indices, model, tokenizer, device)
     healthy = [[t for t in group if not t.failed and t.turn_rewards] for group in groups]
@@ -66,14 +72,22 @@ def apply_group_rewards(groups: Sequence[Sequence[Trajectory]], spec: RewardSpec
         for group, values in zip(healthy, _values(component, healthy, context)):
             for trajectory, value in zip(group, values):
                 if not trajectory.failed:
-                    _add_to_last_turn(trajectory, component.name, component.weight,
-                                      _gated(trajectory, component.gate, value))
+                    _add_to_last_turn(
+                        trajectory, component.name, component.weight, _gated(trajectory, component.gate, value)
+                    )
     for component in spec.of_kind("process"):
         if tokenizer is None:
             raise ValueError(f"process component {component.name!r} maps steps to tokens and needs the tokenizer")
         references = [_reference(context, g) for g in range(len(healthy))]
         reference_of = {id(t): references[g] for g, group in enumerate(healthy) for t in group}
-        apply_process_rewards(healthy, component, tokenizer, question, lambda t: reference_of[id(t)])
+        apply_process_rewards(
+            healthy,
+            component,
+            tokenizer,
+            question,
+            lambda t, refs=reference_of: refs[id(t)],
+            None if spec.hold_out_labels else _verdict_value,
+        )
 
 
 def _values(component: RewardComponent, healthy: list[list[Trajectory]], context: ScoringContext) -> list[list[float]]:
@@ -89,6 +103,8 @@ def _values(component: RewardComponent, healthy: list[list[Trajectory]], context
         return out
     if component.source == "judge_group":
         return [_judge_group(component, group, _reference(context, g)) for g, group in enumerate(healthy)]
+    if component.source == "self_certainty":
+        return _self_certainty(component, healthy, context)
     flat = [t for group in healthy for t in group]
     if not flat:
         return [[] for _ in healthy]
@@ -96,18 +112,12 @@ def _values(component: RewardComponent, healthy: list[list[Trajectory]], context
         from envgym.agents.training.reward_models import RewardModelError, shared_reward_model
 
         try:
-            scores = shared_reward_model(component, context.device).score([question(t) for t in flat],
-                                                                           [final_response(t) for t in flat])
+            scores = shared_reward_model(component, context.device).score(
+                [question(t) for t in flat], [final_response(t) for t in flat]
+            )
         except RewardModelError as error:
             _fail(flat, f"reward model {component.name!r} failed: {error}")
             return [[0.0] * len(group) for group in healthy]
-    elif component.source == "self_certainty":
-        from envgym.agents.training.self_certainty import trajectory_self_certainty
-
-        if context.model is None:
-            raise ValueError(f"self_certainty component {component.name!r} scores with the policy model; the "
-                             "trainer passes it (it is a training reward)")
-        scores = trajectory_self_certainty(context.model, flat, context.device)
     else:
         raise ValueError(f"{component.name!r} (source {component.source!r}) is not a group reward")
     values = iter(scores)
@@ -122,23 +132,67 @@ def _judge_group(component: RewardComponent, group: list[Trajectory], reference:
     if not group:
         return []
     try:
-        judgement = shared_judge(component).score_group(question(group[0]), [final_response(t) for t in group],
-                                                        reference if component.option("reference") else None)
+        judgement = shared_judge(component).score_group(
+            question(group[0]), [final_response(t) for t in group], reference if component.option("reference") else None
+        )
     except JudgeError as error:
         _fail(group, f"judge_group {component.name!r} failed: {error}")
         return [0.0] * len(group)
-    if judgement.scores is None:
-        _fail(group, f"judge_group {component.name!r} did not score all {len(group)} responses after "
-                     f"{judgement.attempts} attempts; its last reply: {judgement.reply[:200]!r}")
+    for trajectory, withheld in zip(group, judgement.withheld):
+        if withheld is not None:
+            record_policy_failure(trajectory, component.name, f"withheld from the judge: {withheld}")
+    if judgement.scores is None:  # the responses broke the reply: nobody earns, and it is counted
+        for trajectory in group:
+            record_policy_failure(
+                trajectory,
+                component.name,
+                f"the judge's reply scored not all {len(group)} responses after {judgement.attempts} attempts: "
+                f"{judgement.reply[:200]!r}",
+            )
         return [0.0] * len(group)
     for trajectory in group:
         trajectory.episode.metadata.setdefault("judge", {})[component.name] = {"cached": judgement.cached}
     return list(judgement.scores)
 
 
+def _self_certainty(
+    component: RewardComponent, healthy: list[list[Trajectory]], context: ScoringContext
+) -> list[list[float]]:
+    """Intuitor's self-certainty of each episode, and 0 (its floor) for a degenerate, repetitive response."""
+    from envgym.agents.training.self_certainty import repetition, trajectory_self_certainty
+
+    if context.model is None:
+        raise ValueError(
+            f"self_certainty component {component.name!r} scores with the policy model; the "
+            "trainer passes it (it is a training reward)"
+        )
+    flat = [t for group in healthy for t in group]
+    scores = iter(trajectory_self_certainty(context.model, flat, context.device) if flat else [])
+    out = []
+    for group in healthy:
+        values = []
+        for trajectory in group:
+            value, repeated = next(scores), repetition(trajectory)
+            if repeated > component.option("max_repetition"):
+                record_policy_failure(
+                    trajectory, component.name, f"degenerate: {repeated:.0%} of its tokens repeat a 4-gram"
+                )
+                value = 0.0
+            values.append(value)
+        out.append(values)
+    return out
+
+
 def _fail(trajectories: Sequence[Trajectory], error: str) -> None:
     for trajectory in trajectories:
         trajectory.episode.error = error
+
+
+def record_policy_failure(trajectory: Trajectory, component: str, reason: str) -> None:
+    """A group component scored its minimum because of the episode's response: recorded on its last turn, where
+    per-turn failures are (``info["reward_failures"]``; the trainer logs ``policy_failures``)."""
+    if trajectory.episode.turns:
+        trajectory.episode.turns[-1].info.setdefault("reward_failures", {})[component] = reason
 
 
 def question(trajectory: Trajectory) -> str:
@@ -181,24 +235,35 @@ def _add_to_last_turn(trajectory: Trajectory, name: str, weight: float, value: f
 
 
 def group_reward_metrics(rollouts: Sequence[Sequence[Trajectory]], spec: RewardSpec | None) -> dict[str, float]:
-    """``vote_agreement`` (mean over groups) for specs with group components, and ``label_accuracy`` (share of
-    healthy episodes the env's verifier judged correct) when the spec holds labels back and the env has them."""
+    """For specs with votes, means over groups of ``vote_agreement``, ``group_collapse`` (the largest cluster's
+    share), ``distinct_answers`` and ``vote_guarded`` (the share of groups whose collapse withheld the vote); and
+    ``label_accuracy`` (share of healthy episodes the env's verifier judged correct) when the spec holds labels
+    back and the env has them."""
     if spec is None:
         return {}
     out: dict[str, float] = {}
-    agreements = []
+    logged_by_key: dict[str, list[float]] = {}
     for group in rollouts:
-        logged = next((t.episode.metadata["group_rewards"] for t in group if "group_rewards" in t.episode.metadata), None)
-        if logged:
-            agreements.extend(v["vote_agreement"] for v in logged.values() if "vote_agreement" in v)
-    if agreements:
-        out["vote_agreement"] = sum(agreements) / len(agreements)
+        logged = next(
+            (t.episode.metadata["group_rewards"] for t in group if "group_rewards" in t.episode.metadata), None
+        )
+        for values in (logged or {}).values():
+            for key in ("vote_agreement", "group_collapse", "distinct_answers", "vote_guarded"):
+                if key in values:
+                    logged_by_key.setdefault(key, []).append(values[key])
+    out.update({key: sum(values) / len(values) for key, values in logged_by_key.items()})
     if spec.hold_out_labels:
         verdicts = [_verdict(t) for group in rollouts for t in group if not t.failed]
         verdicts = [v for v in verdicts if v is not None]
         if verdicts:
             out["label_accuracy"] = sum(verdicts) / len(verdicts)
     return out
+
+
+def _verdict_value(trajectory: Trajectory) -> float | None:
+    """The env's final verdict as the most a step may earn (1 right, 0 wrong), or None where it gave none."""
+    verdict = _verdict(trajectory)
+    return None if verdict is None else float(verdict)
 
 
 def _verdict(trajectory: Trajectory) -> bool | None:

@@ -1,4 +1,5 @@
-"""GRPO: the config and the clipped policy loss (advantages are in :mod:`envgym.agents.training.advantages`).
+"""GRPO: the clipped policy loss (its config is :mod:`envgym.agents.training.config`, the advantages
+:mod:`envgym.agents.training.advantages`).
 
 Objective (per optimizer step, over a batch of groups; G episodes of one task form a group)::
 
@@ -22,216 +23,10 @@ pass over the batch, detached, so on-policy training needs one forward per token
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from typing import Any
-
 import torch
 
-from envgym.agents.training.entropy_control import (ENTROPY_CONTROLS, clip_cov_selection, kl_cov_selection,
-                                                    token_covariance)
-from envgym.agents.training.tracking import parse_report_to
-
-ADVANTAGES = ("grpo", "dr_grpo", "rloo", "rebn", "gdpo", "turn_grpo")
-LOSS_TYPES = ("token_mean", "seq_mean_token_mean", "constant")
-SCALE_REWARDS = ("group", "batch", "none")
-
-
-@dataclasses.dataclass
-class GRPOConfig:
-    """Every knob of the algorithm and the training loop. Names follow TRL's ``GRPOConfig`` where the concept is
-    the same (``num_generations``, ``epsilon``, ``epsilon_high``, ``beta``, ``loss_type``, ``scale_rewards``,
-    ``mask_truncated_completions``, ``num_iterations``, ``learning_rate``, ``max_grad_norm``...)."""
-
-    # --- sampling -------------------------------------------------------------------------------------
-    num_generations: int = 8
-    """G: episodes per task (one group). Advantages compare the episodes of a group, so G >= 2."""
-    num_tasks_per_step: int = 4
-    """Groups per optimizer step; the batch holds ``num_tasks_per_step * num_generations`` episodes."""
-    max_completion_length: int = 256
-    """Most new tokens the policy may generate per turn."""
-    temperature: float = 1.0
-    """Sampling temperature of rollouts. The trainer scores tokens with the same temperature (logits / T, as in
-    TRL), so the policy it optimises is the distribution rollouts were drawn from at any T (0: greedy, scored
-    with plain logits)."""
-    top_p: float = 1.0
-    """Nucleus sampling for rollouts (1.0 = off). Anything else makes rollouts off-policy: the engine reports the
-    logprobs of the renormalised nucleus, the trainer scores the full softmax, and the difference shows in
-    ``rollout_logprob_gap`` and is what ``importance_sampling_correction`` weighs."""
-    dynamic_sampling: bool = False
-    """DAPO's dynamic sampling: drop groups whose episodes all got the same rewards (no contrast within the
-    task, so no gradient from it) and roll out fresh tasks in their place. "The same" means what the estimator
-    reads (see :func:`~envgym.agents.training.advantages.group_has_contrast`): per-turn rewards for
-    ``rebn``/``turn_grpo``, reward components for ``gdpo``, episode totals otherwise."""
-    dynamic_sampling_max_rounds: int = 3
-    """Cap on refill rounds per step; after it the step trains on what it has (possibly fewer groups)."""
-
-    # --- advantages -----------------------------------------------------------------------------------
-    advantage: str = "grpo"
-    """Estimator, one of ``grpo, dr_grpo, rloo, rebn, gdpo, turn_grpo`` (see
-    :mod:`envgym.agents.training.advantages`)."""
-    scale_rewards: str = "group"
-    """For ``grpo``/``turn_grpo``: divide centred rewards by the std of the ``group``, of the whole ``batch``,
-    or ``none`` (Dr. GRPO's fix for the difficulty bias; TRL's ``scale_rewards``). ``gdpo`` always divides, as
-    published."""
-    advantage_epsilon: float = 1e-4
-    """Added to every std before dividing (TRL uses 1e-4); a group with equal rewards gets advantage 0."""
-    gamma: float = 1.0
-    """Discount of per-turn returns for ``rebn`` (verl/GEM's ``gamma``)."""
-
-    # --- loss -----------------------------------------------------------------------------------------
-    loss_type: str = "token_mean"
-    """Aggregation over tokens: ``token_mean`` (DAPO; TRL ``dapo``: every policy token of the batch weighs
-    the same), ``seq_mean_token_mean`` (original GRPO; TRL ``grpo``: mean per sequence, then over sequences)
-    or ``constant`` (Dr. GRPO; TRL ``dr_grpo``: sum divided by sequences × ``loss_constant``)."""
-    loss_constant: int | None = None
-    """Token count per sequence for ``constant``; None uses the episode's generation budget,
-    ``max_completion_length`` × the turn limit (``max_turns`` or the env's own), see :func:`dr_grpo_constant`."""
-    epsilon: float = 0.2
-    """Lower clip range: ratios below 1-ε stop contributing gradient for negative advantages."""
-    epsilon_high: float | None = None
-    """Upper clip range (DAPO's clip-higher, e.g. 0.28); None means the same as ``epsilon``."""
-    beta: float = 0.0
-    """Weight of the k3 KL penalty to the reference (initial) model. 0 loads no reference model at all."""
-    entropy_coef: float = 0.0
-    """Entropy bonus c: each policy token's loss gets -c·H_t (verl's ``entropy_coeff``); costs a softmax over the
-    vocabulary per token with gradient. See :mod:`envgym.agents.training.entropy_control`."""
-    entropy_control: str = "none"
-    """``none``, ``clip_cov`` or ``kl_cov``: the covariance-based controls of arXiv:2505.22617 (verl's
-    ``policy_loss.loss_mode``), formulas in :mod:`envgym.agents.training.entropy_control`."""
-    clip_cov_ratio: float = 2e-4
-    """Clip-Cov: share r of the policy tokens whose gradient is detached (at least one)."""
-    clip_cov_lb: float = 1.0
-    """Clip-Cov: lower bound ω_low of the covariance band tokens are drawn from."""
-    clip_cov_ub: float = 5.0
-    """Clip-Cov: upper bound ω_high of the covariance band."""
-    kl_cov_ratio: float = 2e-4
-    """KL-Cov: share k of the policy tokens, highest covariance first, that get the KL penalty (at least one)."""
-    kl_cov_coef: float = 1.0
-    """KL-Cov: weight β of the penalty |log π_θ - log π_old| (verl's ``ppo_kl_coef``)."""
-    mask_truncated_completions: bool = False
-    """Give truncated episodes (turn or token limit hit) no loss: their ending is not the policy's doing.
-    They still count in their group's advantage statistics (as in TRL/DAPO). Failed episodes are another
-    matter, see ``drop_failed_groups``."""
-    drop_failed_groups: bool = True
-    """An episode whose env, verifier, sandbox or model request failed (``Episode.error``) is never trained on:
-    its reward says nothing about the policy. True also drops the rest of its group, because the group's mean
-    and std without the missing member are biased (a hard task whose failures hit the slow, long answers looks
-    easier than it is); False keeps the group's healthy episodes and computes their advantages among them."""
-    importance_sampling_correction: bool = False
-    """Rollout logprobs came from another engine (vLLM, a quantized copy): weight each token by the truncated
-    ratio min(π_old/π_rollout, ``importance_sampling_cap``) (TRL's ``vllm_importance_sampling_correction``)."""
-    importance_sampling_cap: float = 2.0
-    """Truncation C of the importance weight above (TRL's ``vllm_importance_sampling_cap``)."""
-    async_rollouts: bool = False
-    """One-step off-policy training: the rollouts of step n+1 run (in a background thread, on an engine with
-    weights of its own) while step n updates the model, so every batch after the first was sampled by the
-    weights of one update before (``staleness`` 1 in the metrics). Paced, not discarded: the trainer waits for
-    each batch and syncs the engine between batches, so staleness never exceeds 1. Turns
-    ``importance_sampling_correction`` on. With the transformers engine the rollouts run on a copy of the
-    model that gets the weights like vLLM would."""
-    num_iterations: int = 1
-    """μ: optimizer passes over each batch (ratios move away from 1 only when μ > 1)."""
-
-    # --- optimisation ---------------------------------------------------------------------------------
-    learning_rate: float = 1e-6
-    """AdamW peak learning rate."""
-    weight_decay: float = 0.0
-    """AdamW weight decay."""
-    adam_beta1: float = 0.9
-    """AdamW β1."""
-    adam_beta2: float = 0.99
-    """AdamW β2 (0.99 as in most RL recipes: faster-moving second moments)."""
-    lr_scheduler_type: str = "constant"
-    """``constant``, ``linear`` (decay to 0 at the end) or ``cosine``; all after ``warmup_steps``. The schedule
-    counts optimizer steps, as TRL's does: ``max_steps * num_iterations`` of them in a run."""
-    warmup_steps: int = 0
-    """Linear warm-up from 0 to ``learning_rate`` over this many optimizer steps."""
-    max_steps: int = 100
-    """Training steps (one optimizer step per batch and iteration)."""
-    max_grad_norm: float | None = 1.0
-    """Clip the global gradient norm to this (None: no clipping, the norm is still logged)."""
-    max_tokens_per_microbatch: int = 8192
-    """Token budget (padded prompt + completion) of one forward/backward; sequences are packed by length into
-    micro-batches under it and gradients accumulate, so memory is bounded whatever the batch size."""
-    gradient_checkpointing: bool = False
-    """Recompute activations in the backward pass: less memory, about a third more compute."""
-    bf16: bool | None = None
-    """Autocast to bfloat16. None: on when training on a CUDA GPU, off on CPU."""
-    lora_r: int = 0
-    """LoRA rank through ``peft``; 0 trains all weights."""
-    lora_alpha: int = 32
-    """LoRA scaling α."""
-    lora_dropout: float = 0.0
-    """LoRA dropout."""
-    lora_target_modules: str | list[str] = "all-linear"
-    """Modules LoRA adapts (peft's ``target_modules``)."""
-    seed: int = 0
-    """Seeds torch, numpy and the task sampler: two runs with one seed on one machine are identical."""
-
-    # --- bookkeeping ----------------------------------------------------------------------------------
-    max_turns: int | None = None
-    """Turn limit per episode passed to the rollout loop (None: the env's registered ``max_turns``)."""
-    step_timeout: float | None = None
-    """Seconds one env step may take (``make_vec``'s ``step_timeout``): a hung env is reported as that
-    episode's error, replaced by a fresh one, and the batch goes on. None waits for ever."""
-    logging_entropy: bool = True
-    """Log the mean token entropy of the policy (one softmax over the vocabulary per token, no gradient)."""
-    save_steps: int = 0
-    """Write a checkpoint every this many steps (0: only at the end)."""
-    report_to: str | list[str] = dataclasses.field(default_factory=list)
-    """Trackers that also get every numeric metric, the config and sample episodes: ``trackio``, ``wandb``,
-    ``tensorboard`` (a list or comma string; TRL's ``report_to``), see :mod:`envgym.agents.training.tracking`."""
-    report_samples: int = 4
-    """Episodes per step sent to the trackers as the table ``rollouts`` (0: none)."""
-
-    def __post_init__(self) -> None:
-        self.report_to = parse_report_to(self.report_to)
-        if self.async_rollouts:
-            self.importance_sampling_correction = True  # off-policy by one update: weigh it
-        _choice("advantage", self.advantage, ADVANTAGES)
-        _choice("loss_type", self.loss_type, LOSS_TYPES)
-        _choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)
-        _choice("lr_scheduler_type", self.lr_scheduler_type, ("constant", "linear", "cosine"))
-        _choice("entropy_control", self.entropy_control, ENTROPY_CONTROLS)
-        for name in ("entropy_coef", "kl_cov_coef"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("clip_cov_ratio", "kl_cov_ratio"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be a share in [0, 1], got {getattr(self, name)}")
-        if self.clip_cov_lb >= self.clip_cov_ub:
-            raise ValueError(f"need clip_cov_lb < clip_cov_ub, got {self.clip_cov_lb} and {self.clip_cov_ub}")
-        for name in ("num_generations",):
-            if getattr(self, name) < 2:
-                raise ValueError(f"{name} must be >= 2 (advantages compare episodes within a group), got {getattr(self, name)}")
-        if self.report_samples < 0:
-            raise ValueError(f"report_samples must be >= 0, got {self.report_samples}")
-        for name in ("num_tasks_per_step", "max_completion_length", "num_iterations", "max_steps", "max_tokens_per_microbatch"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.epsilon < 0 or (self.epsilon_high is not None and self.epsilon_high < 0):
-            raise ValueError(f"epsilon and epsilon_high must be >= 0, got {self.epsilon} and {self.epsilon_high}")
-        if self.beta < 0:
-            raise ValueError(f"beta must be >= 0, got {self.beta}")
-        if not 0.0 <= self.gamma <= 1.0:
-            raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
-        if self.step_timeout is not None and self.step_timeout <= 0:
-            raise ValueError(f"step_timeout must be > 0 seconds (or None for no limit), got {self.step_timeout}")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GRPOConfig:
-        """Build from a dict (a config file), refusing unknown keys with the list of known ones."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown GRPOConfig fields {unknown}; known fields are {sorted(known)}")
-        return cls(**data)
-
-
-def _choice(name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+from envgym.agents.training.config import GRPOConfig
+from envgym.agents.training.entropy_control import clip_cov_selection, kl_cov_selection, token_covariance
 
 
 def dr_grpo_constant(config: GRPOConfig, max_turns: int | None, turns_seen: int) -> int:
@@ -243,9 +38,11 @@ def dr_grpo_constant(config: GRPOConfig, max_turns: int | None, turns_seen: int)
         return config.loss_constant
     if max_turns is None:
         if turns_seen > 1:
-            raise ValueError("loss_type='constant' divides by the episode's generation budget, max_completion_length "
-                             "x the turn limit, and this env's episodes have several turns but no known limit: set "
-                             "max_turns (or loss_constant) in the config, or register the env with max_turns")
+            raise ValueError(
+                "loss_type='constant' divides by the episode's generation budget, max_completion_length "
+                "x the turn limit, and this env's episodes have several turns but no known limit: give the env "
+                "one (env_kwargs: {max_turns: N}) or set loss_constant"
+            )
         max_turns = 1
     return config.max_completion_length * max_turns
 
@@ -302,8 +99,14 @@ def policy_loss(
     if config.entropy_control != "none":
         covariance = token_covariance(logprobs, advantages, mask)
         if config.entropy_control == "clip_cov":
-            selected = clip_cov_selection(covariance, mask, config.clip_cov_ratio, config.clip_cov_lb,
-                                          config.clip_cov_ub, already_clipped=clipped < unclipped)
+            selected = clip_cov_selection(
+                covariance,
+                mask,
+                config.clip_cov_ratio,
+                config.clip_cov_lb,
+                config.clip_cov_ub,
+                already_clipped=clipped < unclipped,
+            )
             per_token = per_token * (~selected).to(per_token.dtype)  # no loss, so no gradient, from these tokens
         else:  # kl_cov: no ratio clipping; the top tokens by covariance are held near π_old instead
             selected = kl_cov_selection(covariance, mask, config.kl_cov_ratio)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from envgym.agents.training.advantages import turn_advantages
-from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.config import GRPOConfig
 from envgym.agents.training.process_rewards import process_token_advantages
 from envgym.agents.trajectory import Trajectory
 
@@ -26,9 +26,12 @@ def learning_signal(rollouts: Sequence[Sequence[Trajectory]], config: GRPOConfig
     normalises returns over the whole batch, so identical episodes still get per-turn advantages)."""
     groups = [[t for t in group if not t.failed] for group in rollouts]
     groups = [group for group in groups if group]
-    advantages = turn_advantages([[t.turn_rewards for t in g] for g in groups], config,
-                                 [[t.turn_reward_components for t in g] for g in groups],
-                                 [[t.turn_reward_weights for t in g] for g in groups])
+    advantages = turn_advantages(
+        [[t.turn_rewards for t in g] for g in groups],
+        config,
+        [[t.turn_reward_components for t in g] for g in groups],
+        [[t.turn_reward_weights for t in g] for g in groups],
+    )
     process = process_token_advantages(groups, config.advantage_epsilon)
     flat = [group for group, group_adv, steps in zip(groups, advantages, process) if not _moves(group_adv, steps)]
     out: dict[str, Any] = {"zero_advantage_groups": len(flat)}
@@ -39,8 +42,9 @@ def learning_signal(rollouts: Sequence[Sequence[Trajectory]], config: GRPOConfig
 
 def _moves(per_turn: Sequence[Sequence[float]], per_step: Sequence[Sequence[float] | None]) -> bool:
     """Whether any turn or process-step advantage of a group is non-zero (so its tokens get gradient)."""
-    return (any(abs(a) > 1e-9 for episode in per_turn for a in episode)
-            or any(tokens and any(abs(a) > 1e-9 for a in tokens) for tokens in per_step))
+    return any(abs(a) > 1e-9 for episode in per_turn for a in episode) or any(
+        tokens and any(abs(a) > 1e-9 for a in tokens) for tokens in per_step
+    )
 
 
 def no_signal_warning(groups: Sequence[Sequence[Trajectory]], config: GRPOConfig) -> str:
@@ -50,16 +54,22 @@ def no_signal_warning(groups: Sequence[Sequence[Trajectory]], config: GRPOConfig
     shown = ", ".join(f"{r:g}" for r in rewards[:4]) + (", ..." if len(rewards) > 4 else "")
     turns = [turn for t in episodes for turn in t.episode.turns]
     cut = sum(turn.info.get("finish_reason") == "length" for turn in turns) / max(1, len(turns))
-    causes = ["the task is too hard (all wrong) or too easy (all right) for this model",
-              "a format penalty hits every sample"]
+    causes = [
+        "the task is too hard (all wrong) or too easy (all right) for this model",
+        "a format penalty hits every sample",
+    ]
     if cut > 0:
         causes.append(f"{cut:.0%} of turns were cut at max_completion_length={config.max_completion_length}")
     else:
         causes.append("completions are truncated")
-    remedies = ["dynamic_sampling: true (refill with groups whose rewards differ)",
-                "an easier or harder env setting, or a clearer prompt (system_prompt, few_shot)",
-                "a larger max_completion_length"]
+    remedies = [
+        "dynamic_sampling: true (refill with groups whose rewards differ)",
+        "an easier or harder env setting, or a clearer prompt (system_prompt, few_shot)",
+        "a larger max_completion_length",
+    ]
     if config.dynamic_sampling:
         remedies = remedies[1:] + ["more dynamic_sampling_max_rounds"]
-    return (f"no learning signal: in all {len(groups)} groups every episode got the same reward ({shown}), so "
-            f"every advantage and the update are 0. Likely: {'; '.join(causes)}. Try: {'; '.join(remedies)}.")
+    return (
+        f"no learning signal: in all {len(groups)} groups every episode got the same reward ({shown}), so "
+        f"every advantage and the update are 0. Likely: {'; '.join(causes)}. Try: {'; '.join(remedies)}."
+    )

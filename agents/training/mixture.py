@@ -4,8 +4,8 @@ Every member of a mixture is an env with its own arguments (a reward spec and a 
 optionally, a :class:`~envgym.agents.training.curriculum.LevelCurriculum` over its difficulty levels. The trainer asks
 :meth:`EnvMixture.draw` for each group's *source* — ``(member, level)``, level None without a curriculum — with
 its seeded sampler RNG, so the draws are reproducible and a resumed run draws what the uninterrupted one would.
-A recipe declares one with ``envs:`` (see :func:`read_mixture` and docs/training.md); one ``env:`` with a
-``curriculum:`` is a mixture of one member.
+A recipe declares one with ``envs:`` (read by :mod:`envgym.agents.training.recipe`; docs/training.md); one ``env:``
+with a ``curriculum:`` is a mixture of one member.
 
 Light: no torch; the recipe checks run before any model is loaded.
 """
@@ -15,14 +15,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import envgym
 from envgym.agents.training.curriculum import LevelCurriculum
 
-MEMBER_KEYS = ("env", "weight", "env_kwargs", "max_turns", "reward", "curriculum", "name")
+if TYPE_CHECKING:
+    from envgym.rewards import RewardSpec
+
 Source = tuple[int, int | None]
 """``(member index, curriculum level or None)``: which env (with which arguments) a group plays."""
 
@@ -31,12 +33,14 @@ Source = tuple[int, int | None]
 class MixtureMember:
     """One env of a mixture.
 
-    env: an env id for :func:`envgym.make`, or a factory (called with the curriculum level's arguments only:
-        ``env_kwargs`` are ``make``'s, the reward spec aside, which the trainer reads from them either way).
+    env: an env id for :func:`envgym.make`, or a factory (called with the curriculum level's arguments only;
+        ``env_kwargs`` are ``make``'s).
     name: what its metrics are called (``env/<name>/reward_mean``); default the env id.
     weight: its share of the groups, relative to the other members' weights.
-    env_kwargs: arguments for ``envgym.make`` (``max_turns`` and ``reward`` included).
+    env_kwargs: arguments for ``envgym.make`` (the turn limit ``max_turns`` among them), never the reward spec.
     curriculum: difficulty levels drawn by pass rate; each level's arguments are added to ``env_kwargs``.
+    reward: the reward spec (:class:`~envgym.rewards.RewardSpec` or its dict form, read here once): its per-turn
+        components wrap the env, its group and process components run in the trainer after the rollouts.
     """
 
     env: str | Callable[..., envgym.Env]
@@ -44,12 +48,26 @@ class MixtureMember:
     weight: float = 1.0
     env_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
     curriculum: LevelCurriculum | None = None
+    reward: RewardSpec | Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
             self.name = self.env if isinstance(self.env, str) else getattr(self.env, "__name__", "env")
-        if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)) \
-                or not math.isfinite(self.weight) or self.weight <= 0:
+        if "reward" in self.env_kwargs:
+            raise ValueError(
+                f"mixture member {self.name}: the reward spec is its own argument, MixtureMember(reward=...), "
+                "not one of env_kwargs"
+            )
+        if self.reward is not None:
+            from envgym.rewards import RewardSpec
+
+            self.reward = RewardSpec.coerce(self.reward, where=f"mixture member {self.name}: reward")
+        if (
+            isinstance(self.weight, bool)
+            or not isinstance(self.weight, (int, float))
+            or not math.isfinite(self.weight)
+            or self.weight <= 0
+        ):
             raise ValueError(f"mixture member {self.name}: weight must be a number > 0, got {self.weight!r}")
 
     def factory(self, level: int | None) -> Callable[[], envgym.Env]:
@@ -57,9 +75,15 @@ class MixtureMember:
         extra = self.curriculum.levels[level] if level is not None and self.curriculum is not None else {}
         if isinstance(self.env, str):
             env_id, kwargs = self.env, {**self.env_kwargs, **extra}
+            if self.reward is not None:
+                kwargs["reward"] = self.reward  # a built spec: make does not read it again
             return lambda: envgym.make(env_id, **kwargs)
-        env = self.env
-        return (lambda: env(**extra)) if extra else env
+        env, reward = self.env, self.reward
+        if reward is None:
+            return (lambda: env(**extra)) if extra else env
+        from envgym.rewards import apply_reward
+
+        return lambda: apply_reward(env(**extra), reward)
 
 
 class EnvMixture:
@@ -71,8 +95,10 @@ class EnvMixture:
         names = [member.name for member in members]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
-            raise ValueError(f"mixture members need distinct names (metrics are named by them): {repeated} appear "
-                             "more than once; give each a name:")
+            raise ValueError(
+                f"mixture members need distinct names (metrics are named by them): {repeated} appear "
+                "more than once; give each a name:"
+            )
         self.members = list(members)
         weights = np.array([member.weight for member in members], dtype=float)
         self.probabilities = weights / weights.sum()
@@ -84,8 +110,11 @@ class EnvMixture:
 
     def sources(self) -> list[Source]:
         """Every source a group can be drawn from."""
-        return [(m, level) for m, member in enumerate(self.members)
-                for level in (range(len(member.curriculum.levels)) if member.curriculum else [None])]
+        return [
+            (m, level)
+            for m, member in enumerate(self.members)
+            for level in (range(len(member.curriculum.levels)) if member.curriculum else [None])
+        ]
 
     def draw(self, rng: np.random.Generator) -> Source:
         """The source of the next group. A member is drawn only when there are several and a level only where
@@ -117,74 +146,11 @@ class EnvMixture:
         for member in self.members:
             if member.curriculum is not None:
                 if member.name not in state:
-                    raise ValueError(f"the checkpoint has no curriculum state for {member.name}; resume with the "
-                                     "recipe the run started with")
+                    raise ValueError(
+                        f"the checkpoint has no curriculum state for {member.name}; resume with the "
+                        "recipe the run started with"
+                    )
                 member.curriculum.load_state_dict(state[member.name])
-
-
-def read_mixture(entries: Any, where: str) -> EnvMixture:
-    """An :class:`EnvMixture` from a recipe's ``envs:`` list, every entry checked (env id with "did you mean",
-    weight, keys, env arguments, reward spec, curriculum) before any model loads; raises
-    :class:`~envgym.agents.preflight.BadInput` naming the entry."""
-    from envgym.agents.preflight import BadInput
-
-    if not isinstance(entries, list) or not entries:
-        raise BadInput(f"{where}: envs must be a non-empty list of entries like {{env: math/Arithmetic-v0, weight: 2}}, "
-                       f"got {entries!r}")
-    members = [read_member(entry, f"{where}: envs[{i}]") for i, entry in enumerate(entries)]
-    try:
-        return EnvMixture(members)
-    except ValueError as error:
-        raise BadInput(f"{where}: {error}") from None
-
-
-def read_member(entry: Any, where: str, curriculum: Any = None) -> MixtureMember:
-    """One mixture member from a recipe mapping (``env`` required; ``weight``, ``env_kwargs``, ``max_turns``,
-    ``reward``, ``curriculum``, ``name`` optional); ``curriculum`` is a top-level one for a single ``env:``."""
-    from envgym.agents.preflight import BadInput, check_env_id, check_env_kwargs
-
-    if not isinstance(entry, Mapping):
-        raise BadInput(f"{where} must be a mapping with keys {', '.join(MEMBER_KEYS)}, got {entry!r}")
-    unknown = sorted(set(entry) - set(MEMBER_KEYS))
-    if unknown:
-        raise BadInput(f"{where}: unknown keys {unknown}; an entry takes {', '.join(MEMBER_KEYS)}")
-    env = entry.get("env")
-    if not isinstance(env, str):
-        raise BadInput(f"{where} needs env: an env id such as math/Arithmetic-v0, got {env!r}")
-    try:
-        spec = check_env_id(env)
-    except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
-    kwargs = entry.get("env_kwargs") or {}
-    if not isinstance(kwargs, Mapping):
-        raise BadInput(f"{where}: env_kwargs must be a mapping of env arguments, got {kwargs!r}")
-    kwargs = dict(kwargs)
-    for key in ("max_turns", "reward"):  # make's own keywords, also accepted beside env_kwargs
-        if key in entry:
-            kwargs[key] = entry[key]
-    if "max_turns" in kwargs and (isinstance(kwargs["max_turns"], bool) or not isinstance(kwargs["max_turns"], int)
-                                  or kwargs["max_turns"] < 1):
-        raise BadInput(f"{where}: max_turns must be a whole number >= 1, got {kwargs['max_turns']!r}")
-    if spec.unsafe and not kwargs.get("allow_unsafe"):
-        raise BadInput(f"{where}: {env} is registered unsafe ({spec.unsafe_reason or 'see docs/audit.md'}); train on "
-                       "it only on purpose: env_kwargs: {allow_unsafe: true}")
-    if "reward" in kwargs:
-        from envgym.rewards import RewardSpec
-
-        try:
-            kwargs["reward"] = RewardSpec.coerce(kwargs["reward"], where=f"{where}: reward")
-        except ValueError as error:
-            raise BadInput(str(error)) from None
-    if not isinstance(entry.get("name", ""), str):
-        raise BadInput(f"{where}: name must be a string (what its metrics are called), got {entry['name']!r}")
-    curriculum = entry.get("curriculum", curriculum)
-    try:
-        curriculum = LevelCurriculum.from_dict(curriculum, f"{where}: curriculum") if curriculum is not None else None
-        check_env_kwargs(env, {**kwargs, **(curriculum.levels[0] if curriculum else {})}, where=f"{where}: env_kwargs")
-        return MixtureMember(env, name=entry.get("name") or "", weight=entry.get("weight", 1.0), env_kwargs=kwargs,
-                             curriculum=curriculum)
-    except ValueError as error:  # BadInput is one: already one line naming the entry
-        raise BadInput(str(error) if isinstance(error, BadInput) else f"{where}: {error}") from None
 
 
 def summary_lines(mixture: EnvMixture, history: Sequence[Mapping[str, Any]]) -> list[str]:

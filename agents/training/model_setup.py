@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.config import GRPOConfig
 
 
 def twin_model(model: Any) -> Any:
@@ -47,14 +47,22 @@ def prepare_model(model: Any, config: GRPOConfig) -> Any:
 
         if config.gradient_checkpointing:
             model.enable_input_require_grads()
-        model = get_peft_model(model, LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha,
-                                                 lora_dropout=config.lora_dropout,
-                                                 target_modules=config.lora_target_modules, task_type="CAUSAL_LM"))
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=config.lora_r,
+                lora_alpha=config.lora_alpha,
+                lora_dropout=config.lora_dropout,
+                target_modules=config.lora_target_modules,
+                task_type="CAUSAL_LM",
+            ),
+        )
     return model
 
 
 def lr_schedule(config: GRPOConfig) -> Callable[[int], float]:
     """The learning-rate factor per optimizer step (``LambdaLR``): linear warm-up, then linear, cosine or constant."""
+
     def factor(step: int) -> float:
         if step < config.warmup_steps:
             return (step + 1) / (config.warmup_steps + 1)

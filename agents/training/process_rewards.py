@@ -6,10 +6,16 @@ A ``process`` component of the reward spec (``docs/rewards.md``) runs in the tra
    line), ``blank`` (paragraphs between blank lines), ``step`` (a step starts at each ``Step k`` marker at the
    start of a line) or ``regex`` (a step starts at each match of ``split``). Steps run across the turns of an
    episode in order.
-2. **Scoring** (:func:`score_steps`): ``rule`` gives 1 to a step that matches the ``rule`` regex and 0 to one
-   that does not; ``judge`` asks an LLM judge (:class:`envgym.verifiers.judge.Judge`, per-step rubric) to score
-   the last step of the solution so far, in [0, 1]. A judge that fails or gives no score is the episode's error
-   (never a 0).
+2. **Scoring** (:func:`score_steps`): ``rule`` gives 1 to a step that matches the ``rule`` regex *and* is
+   true (:func:`step_is_true`): every arithmetic equation in it (``a op b = c``, read with
+   :func:`envgym.verifiers.safe_expr.evaluate_arithmetic`, never executed) holds, uses only numbers of the
+   question or results of earlier true steps, and was not written before; else 0. So ``12 * 3 = 99`` earns
+   nothing, and neither does padding with true but unrelated steps (``1 + 1 = 2`` where no 1 is in play) or the
+   same step again. ``judge`` asks an LLM judge (:class:`envgym.verifiers.judge.Judge`, per-step rubric) to score
+   the last step of the solution so far, in [0, 1]. A judge that cannot be reached is the episode's error;
+   one whose reply has no score scores the step 0. Then every step reward is capped by the episode's final
+   verdict (the env's ``correct``, where it gives one and labels are not held back): min-form credit cannot
+   exceed what the answer earned, so a one-line wrong reply gets nothing for its one "step".
 3. **Token mapping** (:func:`step_token_spans`): each policy token belongs to the first step that has not ended
    before the token starts (separators go to the next step, trailing tokens to the last).
 4. **Credit** (:func:`process_token_advantages`): per-step returns (PURE's min-form or a sum) normalized within
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 from envgym.agents.training.advantages import step_advantages
@@ -29,6 +36,9 @@ from envgym.rewards import RewardComponent
 
 Span = tuple[int, int]
 _STEP_MARKER = r"(?im)^[ \t>#*_-]*step\s*\d+"
+# A run of arithmetic with at least one "=": "12 * 3 = 36", "(3 + 4) * 2 = 7 * 2 = 14"; × and ÷ read as * and /.
+_EQUATION = re.compile(r"[\d(][\d\s.+\-*/×÷^()]*?(?:=\s*-?[\d(][\d\s.+\-*/×÷^()]*)+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def segment_steps(text: str, segment: str = "lines", split: str | None = None) -> list[Span]:
@@ -90,23 +100,56 @@ def step_token_spans(tokenizer: Any, token_ids: Sequence[int], steps: Sequence[S
     return spans
 
 
-def score_steps(component: RewardComponent, question: str, steps: Sequence[str], reference: str | None = None) -> list[float]:
-    """One process reward per step (see the module docstring); raises ``ValueError`` when a judge gives no score
-    and :class:`envgym.verifiers.judge.JudgeError` when it cannot be reached."""
+def _equations(step: str) -> list[list[str]]:
+    """The arithmetic equations of a step, each as its sides (``["12 * 3", "36"]``)."""
+    found = []
+    for match in _EQUATION.finditer(step):
+        sides = [
+            side.strip().replace("×", "*").replace("x", "*").replace("÷", "/").replace("^", "**")
+            for side in match.group(0).split("=")
+        ]
+        if len(sides) >= 2 and all(sides):
+            found.append(sides)
+    return found
+
+
+def step_is_true(step: str, known: set[Fraction], seen: set[tuple[str, ...]]) -> bool:
+    """Whether every equation of ``step`` holds, uses only ``known`` numbers (the question's, earlier results) on
+    its left-hand sides and is new (not in ``seen``); a step without equations is true. Updates ``known`` with
+    the step's results and ``seen`` with its equations."""
+    from envgym.verifiers.safe_expr import UnsafeExpressionError, evaluate_arithmetic, number_literals
+
+    equations = _equations(step)
+    results: set[Fraction] = set()
+    for sides in equations:
+        try:
+            values = [evaluate_arithmetic(side) for side in sides]
+            operands = [n for side in sides[:-1] for n in number_literals(side)]
+        except UnsafeExpressionError:
+            return False
+        key = tuple("".join(side.split()) for side in sides)
+        if len(set(values)) != 1 or key in seen or not set(operands) <= known | results:
+            return False
+        seen.add(key)
+        results.add(values[0])
+    known |= results
+    return True
+
+
+def score_steps(
+    component: RewardComponent, question: str, steps: Sequence[str], reference: str | None = None
+) -> list[float]:
+    """One process reward per step (see the module docstring); raises :class:`envgym.verifiers.judge.JudgeError`
+    when a step judge cannot be reached (a reply without a score scores the step 0)."""
     options = component.options
     if options["scorer"] == "rule":
-        return [1.0 if re.search(options["rule"], step) else 0.0 for step in steps]
-    from envgym.rewards.wrapper import shared_judge
+        known = {Fraction(n) for n in _NUMBER.findall(question)}
+        seen: set[tuple[str, ...]] = set()
+        return [float(bool(re.search(options["rule"], step)) and step_is_true(step, known, seen)) for step in steps]
+    from envgym.rewards.judge_reward import shared_judge
 
     judge = shared_judge(component)
-    scores = []
-    for k in range(len(steps)):
-        judgement = judge.score(question, "\n".join(steps[: k + 1]), reference)
-        if judgement.score is None:
-            raise ValueError(f"the step judge gave no score for step {k + 1} after {judgement.attempts} attempts; "
-                             f"its last reply: {judgement.reply[:200]!r}")
-        scores.append(judgement.score)
-    return scores
+    return [judge.score(question, "\n".join(steps[: k + 1]), reference).score or 0.0 for k in range(len(steps))]
 
 
 def policy_turns(trajectory: Trajectory) -> list[list[int]]:
@@ -118,13 +161,19 @@ def policy_turns(trajectory: Trajectory) -> list[list[int]]:
     return turns
 
 
-def apply_process_rewards(groups: Sequence[Sequence[Trajectory]], component: RewardComponent, tokenizer: Any,
-                          question_of: Callable[[Trajectory], str],
-                          reference_of: Callable[[Trajectory], str | None]) -> None:
+def apply_process_rewards(
+    groups: Sequence[Sequence[Trajectory]],
+    component: RewardComponent,
+    tokenizer: Any,
+    question_of: Callable[[Trajectory], str],
+    reference_of: Callable[[Trajectory], str | None],
+    verdict_of: Callable[[Trajectory], float | None] | None = None,
+) -> None:
     """Score the steps of every healthy episode and record them in ``episode.metadata["process_rewards"]``
     (``{name: {"spans": [[start, end], ...], "rewards": [...], "weight", "credit"}}``, token spans in the
-    completion). A scorer failure is the episode's error. ``question_of(trajectory)`` and
-    ``reference_of(trajectory)`` give what a judge reads."""
+    completion). A judge that cannot be reached is the episode's error. ``question_of(trajectory)`` and
+    ``reference_of(trajectory)`` give what a scorer reads; ``verdict_of(trajectory)`` the final verdict that
+    caps every step reward (None: no cap)."""
     from envgym.verifiers.judge import JudgeError
 
     options = component.options
@@ -138,17 +187,29 @@ def apply_process_rewards(groups: Sequence[Sequence[Trajectory]], component: Rew
                 text = tokenizer.decode(ids, skip_special_tokens=True)
                 steps = segment_steps(text, options["segment"], options["split"])
                 texts.extend(text[a:b] for a, b in steps)
-                spans.extend((indices[a], indices[b - 1] + 1) if b > a else (0, 0)  # a step no token starts in
-                             for a, b in step_token_spans(tokenizer, ids, steps))
+                spans.extend(
+                    (indices[a], indices[b - 1] + 1) if b > a else (0, 0)  # a step no token starts in
+                    for a, b in step_token_spans(tokenizer, ids, steps)
+                )
             try:
-                rewards = score_steps(component, question_of(trajectory), texts,
-                                      reference_of(trajectory) if options["reference"] else None)
-            except (JudgeError, ValueError) as error:
+                rewards = score_steps(
+                    component,
+                    question_of(trajectory),
+                    texts,
+                    reference_of(trajectory) if options["reference"] else None,
+                )
+            except JudgeError as error:
                 trajectory.episode.error = f"process reward {component.name!r} failed: {error}"
                 continue
+            verdict = None if verdict_of is None else verdict_of(trajectory)
+            if verdict is not None:
+                rewards = [min(reward, verdict) for reward in rewards]
             trajectory.episode.metadata.setdefault("process_rewards", {})[component.name] = {
-                "spans": [list(span) for span in spans], "rewards": rewards, "weight": component.weight,
-                "credit": options["credit"]}
+                "spans": [list(span) for span in spans],
+                "rewards": rewards,
+                "weight": component.weight,
+                "credit": options["credit"],
+            }
 
 
 def process_token_advantages(groups: Sequence[Sequence[Trajectory]], epsilon: float) -> list[list[list[float] | None]]:
@@ -161,7 +222,9 @@ def process_token_advantages(groups: Sequence[Sequence[Trajectory]], epsilon: fl
         for name in names:
             records = [t.episode.metadata.get("process_rewards", {}).get(name) for t in group]
             present = [i for i, record in enumerate(records) if record is not None]
-            advantages = step_advantages([records[i]["rewards"] for i in present], records[present[0]]["credit"], epsilon)
+            advantages = step_advantages(
+                [records[i]["rewards"] for i in present], records[present[0]]["credit"], epsilon
+            )
             for i, per_step in zip(present, advantages):
                 tokens = out[g][i] = out[g][i] or [0.0] * len(group[i].completion_ids)
                 weight = records[i]["weight"]

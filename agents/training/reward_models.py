@@ -44,8 +44,10 @@ class RewardModel:
         except (OSError, ValueError) as error:
             raise RewardModelError(f"cannot load the reward model {model!r}: {error}") from error
         if self.model.config.num_labels != 1:
-            raise RewardModelError(f"the reward model {model!r} has {self.model.config.num_labels} labels; a reward "
-                                   "model has a scalar head (num_labels=1)")
+            raise RewardModelError(
+                f"the reward model {model!r} has {self.model.config.num_labels} labels; a reward "
+                "model has a scalar head (num_labels=1)"
+            )
         if self.tokenizer.pad_token_id is None:  # batching pads; the head reads the last non-pad token
             self.tokenizer.pad_token = self.tokenizer.eos_token
         if self.model.config.pad_token_id is None:
@@ -58,7 +60,8 @@ class RewardModel:
         """The text the model scores for one response (see the module docstring)."""
         if getattr(self.tokenizer, "chat_template", None):
             return self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": question}, {"role": "assistant", "content": response}], tokenize=False)
+                [{"role": "user", "content": question}, {"role": "assistant", "content": response}], tokenize=False
+            )
         return f"{question}\n{response}"
 
     @torch.no_grad()
@@ -67,8 +70,14 @@ class RewardModel:
         texts = [self.text(q, r) for q, r in zip(questions, responses)]
         scores: list[float] = []
         for first in range(0, len(texts), self.batch_size):
-            encoded = self.tokenizer(texts[first:first + self.batch_size], return_tensors="pt", padding=True,
-                                     truncation=True, max_length=self.max_length, add_special_tokens=False)
+            encoded = self.tokenizer(
+                texts[first : first + self.batch_size],
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                add_special_tokens=False,
+            )
             logits = self.model(**{k: v.to(self.device) for k, v in encoded.items()}).logits
             scores.extend(float(v) for v in logits[:, 0].float())
         return scores
@@ -101,11 +110,13 @@ def _scores(reply: httpx.Response, count: int, url: str) -> list[float]:
     try:
         scores = [float(v) for v in reply.json()["scores"]]
     except (ValueError, KeyError, TypeError) as error:
-        raise RewardModelError(f"the reward model at {url} did not answer {{'scores': [...]}}: {reply.text[:200]}") \
-            from error
+        raise RewardModelError(
+            f"the reward model at {url} did not answer {{'scores': [...]}}: {reply.text[:200]}"
+        ) from error
     if len(scores) != count or not all(math.isfinite(v) for v in scores):
-        raise RewardModelError(f"the reward model at {url} gave {len(scores)} scores for {count} texts, or a "
-                               f"non-finite one: {scores[:8]}")
+        raise RewardModelError(
+            f"the reward model at {url} gave {len(scores)} scores for {count} texts, or a non-finite one: {scores[:8]}"
+        )
     return scores
 
 
@@ -123,6 +134,7 @@ def shared_reward_model(component: RewardComponent, device: str | torch.device) 
             if options["url"] is not None:
                 _models[key] = HTTPRewardModel(options["url"], timeout=options["timeout"], retries=options["retries"])
             else:
-                _models[key] = RewardModel(options["model"], device=device, batch_size=options["batch_size"],
-                                           max_length=options["max_length"])
+                _models[key] = RewardModel(
+                    options["model"], device=device, batch_size=options["batch_size"], max_length=options["max_length"]
+                )
         return _models[key]

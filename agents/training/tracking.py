@@ -28,8 +28,18 @@ from typing import Any
 TRACKERS = ("trackio", "wandb", "tensorboard")
 """The names ``report_to`` accepts, each with the import name of its library below."""
 _LIBRARY = {"trackio": "trackio", "wandb": "wandb", "tensorboard": "tensorboard"}
-SAMPLE_COLUMNS = ["step", "env_id", "task_id", "sample", "reward", "correct", "turns", "tool_calls", "error",
-                  "transcript"]
+SAMPLE_COLUMNS = [
+    "step",
+    "env_id",
+    "task_id",
+    "sample",
+    "reward",
+    "correct",
+    "turns",
+    "tool_calls",
+    "error",
+    "transcript",
+]
 """Columns of an episode table: the ``samples.jsonl`` numbers, then the conversation as text."""
 MAX_EVAL_SAMPLES = 200
 """Episodes per env in ``envgym eval``'s table: enough to read, few enough for TensorBoard's text view."""
@@ -48,8 +58,10 @@ def parse_report_to(value: str | Sequence[str] | None) -> list[str]:
         return []
     unknown = [name for name in cleaned if name not in TRACKERS]
     if unknown:
-        raise ValueError(f"report_to: unknown tracker {', '.join(map(repr, unknown))}; accepted: "
-                         f"{', '.join(TRACKERS)} (a list or comma-separated), or none")
+        raise ValueError(
+            f"report_to: unknown tracker {', '.join(map(repr, unknown))}; accepted: "
+            f"{', '.join(TRACKERS)} (a list or comma-separated), or none"
+        )
     return list(dict.fromkeys(cleaned))
 
 
@@ -57,8 +69,10 @@ def check_installed(names: Sequence[str]) -> None:
     """Raise ImportError naming the extra to install when a tracker's library is missing (cheap: imports nothing)."""
     missing = [_LIBRARY[name] for name in names if importlib.util.find_spec(_LIBRARY[name]) is None]
     if missing:
-        raise ImportError(f"report_to needs the {' and '.join(missing)} package{'s' * (len(missing) > 1)}: "
-                          "pip install 'envgym[tracking]'")
+        raise ImportError(
+            f"report_to needs the {' and '.join(missing)} package{'s' * (len(missing) > 1)}: "
+            "pip install 'envgym[tracking]'"
+        )
 
 
 class Tracker:
@@ -84,8 +98,13 @@ class TrackioTracker(Tracker):
         import trackio
 
         self._trackio = trackio
-        self.run = trackio.init(project=os.environ.get("TRACKIO_PROJECT", project), name=name, config=config,
-                                auto_log_cpu=False, auto_log_gpu=False)
+        self.run = trackio.init(
+            project=os.environ.get("TRACKIO_PROJECT", project),
+            name=name,
+            config=config,
+            auto_log_cpu=False,
+            auto_log_gpu=False,
+        )
 
     def log_metrics(self, metrics: dict[str, float], step: int) -> None:
         self.run.log(metrics, step=step)
@@ -112,12 +131,19 @@ class WandbTracker(Tracker):
         directory.mkdir(parents=True, exist_ok=True)
         try:
             # The environment is read here, per run: wandb's own copy is taken once per process.
-            self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", project), name=name, config=config,
-                                  dir=str(directory), mode=os.environ.get("WANDB_MODE") or None,
-                                  reinit="create_new")
+            self.run = wandb.init(
+                project=os.environ.get("WANDB_PROJECT", project),
+                name=name,
+                config=config,
+                dir=str(directory),
+                mode=os.environ.get("WANDB_MODE") or None,
+                reinit="create_new",
+            )
         except wandb.errors.UsageError as error:  # e.g. no API key: say how to stay on disk
-            raise RuntimeError(f"report_to wandb: {error} (or set WANDB_MODE=offline to keep the run on disk "
-                               "and `wandb sync` it later)") from error
+            raise RuntimeError(
+                f"report_to wandb: {error} (or set WANDB_MODE=offline to keep the run on disk "
+                "and `wandb sync` it later)"
+            ) from error
 
     def log_metrics(self, metrics: dict[str, float], step: int) -> None:
         self.run.log(metrics, step=step)
@@ -152,8 +178,11 @@ class TensorBoardTracker(Tracker):
         self.writer.close()
 
 
-_BACKENDS: dict[str, type[Tracker]] = {"trackio": TrackioTracker, "wandb": WandbTracker,
-                                       "tensorboard": TensorBoardTracker}
+_BACKENDS: dict[str, type[Tracker]] = {
+    "trackio": TrackioTracker,
+    "wandb": WandbTracker,
+    "tensorboard": TensorBoardTracker,
+}
 
 
 class Trackers:
@@ -182,14 +211,21 @@ class Trackers:
             tracker.finish()
 
 
-def open_trackers(report_to: str | Sequence[str] | None, *, out_dir: str | Path, name: str,
-                  config: dict[str, Any], project: str = "envgym") -> Trackers:
+def open_trackers(
+    report_to: str | Sequence[str] | None,
+    *,
+    out_dir: str | Path,
+    name: str,
+    config: dict[str, Any],
+    project: str = "envgym",
+) -> Trackers:
     """Open one run per tracker named in ``report_to``, each given ``config`` (made JSON-safe)."""
     names = parse_report_to(report_to)
     check_installed(names)
     safe_config = json.loads(json.dumps(config, default=str))
-    return Trackers([_BACKENDS[tracker](project=project, name=name, config=safe_config, out_dir=Path(out_dir))
-                     for tracker in names])
+    return Trackers(
+        [_BACKENDS[tracker](project=project, name=name, config=safe_config, out_dir=Path(out_dir)) for tracker in names]
+    )
 
 
 def scalar_metrics(metrics: dict[str, Any]) -> dict[str, float]:
@@ -201,8 +237,9 @@ def scalar_metrics(metrics: dict[str, Any]) -> dict[str, float]:
     return numbers
 
 
-def step_samples(groups: list[list[Any]], step: int, count: int, *, keep_tokens: bool = False,
-                 tokenizer: str | None = None) -> list[dict[str, Any]]:
+def step_samples(
+    groups: list[list[Any]], step: int, count: int, *, keep_tokens: bool = False, tokenizer: str | None = None
+) -> list[dict[str, Any]]:
     """``count`` episodes of a training step's rollouts (groups of trajectories), drawn at random seeded by the
     step, as ``samples.jsonl`` records in rollout order; ``keep_tokens`` keeps their token ids (the tokenizer
     named ``tokenizer``) for ``envgym export --tokens``."""
@@ -210,19 +247,25 @@ def step_samples(groups: list[list[Any]], step: int, count: int, *, keep_tokens:
 
     trajectories = [trajectory for group in groups for trajectory in group]
     chosen = sorted(random.Random(step).sample(range(len(trajectories)), min(count, len(trajectories))))
-    return [sample_record(trajectories[index].episode, trajectories[index] if keep_tokens else None, tokenizer)
-            for index in chosen]
+    return [
+        sample_record(trajectories[index].episode, trajectories[index] if keep_tokens else None, tokenizer)
+        for index in chosen
+    ]
 
 
 def sample_row(record: dict[str, Any], step: int) -> dict[str, Any]:
     """A table row (:data:`SAMPLE_COLUMNS`) from a ``samples.jsonl`` record; the conversation as plain text."""
     reward = record.get("reward")
     return {
-        "step": step, "env_id": record.get("env_id"), "task_id": str(record.get("task_id")),
+        "step": step,
+        "env_id": record.get("env_id"),
+        "task_id": str(record.get("task_id")),
         "sample": record.get("sample"),
         "reward": reward if isinstance(reward, (int, float)) and math.isfinite(reward) else None,
-        "correct": bool(record.get("correct")), "turns": record.get("turns"),
-        "tool_calls": record.get("tool_calls"), "error": record.get("error") or "",
+        "correct": bool(record.get("correct")),
+        "turns": record.get("turns"),
+        "tool_calls": record.get("tool_calls"),
+        "error": record.get("error") or "",
         "transcript": transcript(record.get("episode") or {}),
     }
 
@@ -242,6 +285,7 @@ def transcript(episode: dict[str, Any]) -> str:
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     """Rows as a Markdown table (what TensorBoard's text plugin renders); cell pipes and newlines escaped."""
+
     def cell(value: Any) -> str:
         return str("" if value is None else value).replace("|", "\\|").replace("\n", "<br>")
 
@@ -250,8 +294,9 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def log_eval_results(report_to: str | Sequence[str] | None, results: dict[str, Any],
-                     samples: list[dict[str, Any]], out_dir: str | Path) -> None:
+def log_eval_results(
+    report_to: str | Sequence[str] | None, results: dict[str, Any], samples: list[dict[str, Any]], out_dir: str | Path
+) -> None:
     """Send an ``envgym eval`` run to the trackers: each env's numbers as ``ENV_ID/metric`` at step 0, the
     model and env settings as the config, and up to :data:`MAX_EVAL_SAMPLES` episodes per env as the table
     ``samples/ENV_ID``."""
@@ -261,8 +306,9 @@ def log_eval_results(report_to: str | Sequence[str] | None, results: dict[str, A
     config = {"model": results.get("model"), "envs": {env_id: entry.get("config") for env_id, entry in envs.items()}}
     trackers = open_trackers(report_to, out_dir=out_dir, name=Path(out_dir).name, config=config)
     try:
-        trackers.log_metrics({f"{env_id}/{key}": value for env_id, entry in envs.items()
-                              for key, value in entry.items()}, step=0)
+        trackers.log_metrics(
+            {f"{env_id}/{key}": value for env_id, entry in envs.items() for key, value in entry.items()}, step=0
+        )
         for env_id in envs:
             records = [record for record in samples if record.get("env_id") == env_id][:MAX_EVAL_SAMPLES]
             trackers.log_samples(f"samples/{env_id}", records, step=0)

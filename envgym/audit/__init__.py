@@ -8,4 +8,14 @@ from envgym.audit.strategies import Strategy, build_strategies
 from envgym.audit.suite import audit_envs, summary
 from envgym.audit.verdicts import KINDS, Finding
 
-__all__ = ["KINDS", "AuditSettings", "EnvAudit", "Finding", "Strategy", "audit_env", "audit_envs", "build_strategies", "summary"]
+__all__ = [
+    "KINDS",
+    "AuditSettings",
+    "EnvAudit",
+    "Finding",
+    "Strategy",
+    "audit_env",
+    "audit_envs",
+    "build_strategies",
+    "summary",
+]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from envgym.core import Action, Message, action_text
 
@@ -54,17 +55,28 @@ def observed(messages: Any) -> str:
     return json.dumps(messages, sort_keys=True, default=repr)
 
 
-def reset(env: Any, slot: dict[str, Any], on_call: Callable[[str], None] | None = None,
-          ) -> tuple[list[Message], dict[str, Any]]:
+def reset(
+    env: Any,
+    slot: dict[str, Any],
+    on_call: Callable[[str], None] | None = None,
+) -> tuple[list[Message], dict[str, Any]]:
     """Reset ``env`` to the audit's episode ``slot`` (its seed and, when the env has tasks, its task index)."""
     options = {"task_index": slot["task_index"]} if slot["task_index"] is not None else None
     (messages, info), _ = timed(lambda: env.reset(seed=slot["seed"], options=options), "reset", on_call)
     return messages, info
 
 
-def play(env: Any, slot: dict[str, Any], strategy: str, act: Callable[[list[Message]], Action | None], *,
-         max_steps: int, slow_s: float, marker: str | None = None,
-         on_call: Callable[[str], None] | None = None) -> Play:
+def play(
+    env: Any,
+    slot: dict[str, Any],
+    strategy: str,
+    act: Callable[[list[Message]], Action | None],
+    *,
+    max_steps: int,
+    slow_s: float,
+    marker: str | None = None,
+    on_call: Callable[[str], None] | None = None,
+) -> Play:
     """Reset to ``slot`` and play ``act`` until the episode ends (or ``max_steps`` turns, or ``act`` returns None).
 
     An exception out of ``reset`` or ``step`` is recorded as the play's ``crash``, never raised.
@@ -85,7 +97,10 @@ def play(env: Any, slot: dict[str, Any], strategy: str, act: Callable[[list[Mess
             result.first_action = action_text(action) if isinstance(action, (str, dict)) else repr(action)
         try:
             (messages, reward, terminated, truncated, info), seconds = timed(
-                lambda: env.step(action), f"step {result.steps + 1} of {strategy} on slot {slot['index']}", on_call)
+                lambda action=action: env.step(action),
+                f"step {result.steps + 1} of {strategy} on slot {slot['index']}",
+                on_call,
+            )
         except Exception as error:  # a policy's action must never raise out of step
             result.crash = f"step {result.steps + 1} raised {type(error).__name__}: {error}"[:500]
             break

@@ -13,25 +13,19 @@ never a better answer than the guesses named in its ``like`` (the answers it con
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
+from envgym.audit.battery import ATTACK, GUESS, LISTING_TAGS, PREFERRED_TAGS, TAG, Format, Strategy, constant
+from envgym.audit.tool_strategies import tool_strategies
 from envgym.core import Action, Message
-
-GUESS = "guess"
-ATTACK = "attack"
 
 CONSTANTS = ("0", "1", "-1", "2", "24", "100", "yes", "no", "true", "false", "A", "B", "None")
 FAST_BARE_CONSTANTS = ("0", "yes")
 NON_ANSWER = "I don't know."
 STALL = "Let me think about this step by step before I answer."
-FLOOD = 50  # tool calls in one message
 BIG = 100_000  # characters: the default action cap (envgym.core.DEFAULT_MAX_ACTION_CHARS)
-LISTING_TAGS = {"tools", "tool_call", "tool_response", "tool_result", "think"}
-PREFERRED_TAGS = ("answer", "guess", "move", "pull", "final")
 
 # Digits of other scripts (int() accepts most of them; str.isdigit() accepts even more, e.g. superscripts).
 DIGIT_SCRIPTS = {
@@ -51,8 +45,10 @@ CODE_PAYLOADS = {
     "import": "__import__('pathlib').Path('{path}').touch()",
     "lambda": "(lambda: __import__('pathlib').Path('{path}').touch())()",
     "fstring": "f\"{{__import__('pathlib').Path('{path}').touch()}}\"",
-    "subclasses": ("[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'catch_warnings'][0]()"
-                   "._module.__builtins__['__import__']('pathlib').Path('{path}').touch()"),
+    "subclasses": (
+        "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'catch_warnings'][0]()"
+        "._module.__builtins__['__import__']('pathlib').Path('{path}').touch()"
+    ),
     "open": "open('{path}', 'w').close()",
     "os_system": "__import__('os').system('touch {path}')",
     "exec_statement": "import pathlib; pathlib.Path('{path}').touch()",
@@ -64,33 +60,6 @@ LATEX_SPAN = re.compile(r"\$([^$]{1,300})\$|\\\((.{1,300}?)\\\)")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
 OPTION = re.compile(r"(?:^|[\s(\[])([A-H])[).:\]]\s")
-TAG = re.compile(r"<([A-Za-z_][\w-]{0,30})>")
-TOOL_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z_][\w.-]{0,60})"')
-
-
-@dataclasses.dataclass(frozen=True)
-class Format:
-    """One way the prompt asks for an answer: ``wrap(answer) -> text``."""
-
-    name: str
-    wrap: Callable[[str], str]
-
-
-@dataclasses.dataclass(frozen=True)
-class Strategy:
-    """A policy the audit plays to the end of an episode.
-
-    ``answer``: the text inside the format (compared with the reference answer, so a guess that *is* the gold
-    answer is not counted against the env). ``like``: names of guesses this strategy is no better than.
-    ``marker``: the file that exists only if the strategy's text was executed on this machine.
-    """
-
-    name: str
-    kind: str
-    act: Callable[[list[Message]], Action]
-    answer: str | None = None
-    like: tuple[str, ...] = ()
-    marker: str | None = None
 
 
 def prompt_text(messages: list[Message]) -> str:
@@ -106,7 +75,7 @@ def prompt_text(messages: list[Message]) -> str:
 def answer_formats(text: str) -> list[Format]:
     """The answer formats a prompt asks for, the most likely first; ``bare`` (no wrapper) is always last."""
     closed = [name for name in dict.fromkeys(TAG.findall(text)) if f"</{name}>" in text and name not in LISTING_TAGS]
-    tags = sorted(closed, key=lambda name: (PREFERRED_TAGS.index(name) if name in PREFERRED_TAGS else 99))
+    tags = sorted(closed, key=lambda name: PREFERRED_TAGS.index(name) if name in PREFERRED_TAGS else 99)
     formats = [Format(name, _tag_wrapper(name)) for name in tags if name in PREFERRED_TAGS]
     if "\\boxed" in text:
         formats.append(Format("boxed", lambda answer: f"\\boxed{{{answer}}}"))
@@ -115,14 +84,6 @@ def answer_formats(text: str) -> list[Format]:
     formats += [Format(name, _tag_wrapper(name)) for name in tags if name not in PREFERRED_TAGS]
     formats.append(Format("bare", lambda answer: answer))
     return formats
-
-
-def tool_names(text: str) -> list[str]:
-    """Tool names the prompt declares: JSON function signatures, and tags that are not answer formats."""
-    names = list(dict.fromkeys(TOOL_NAME.findall(text)))
-    names += [name for name in dict.fromkeys(TAG.findall(text))
-              if f"</{name}>" in text and name not in LISTING_TAGS and name not in PREFERRED_TAGS and name not in names]
-    return names
 
 
 def expressions(text: str, limit: int = 3) -> list[str]:
@@ -148,17 +109,20 @@ def _tag_wrapper(name: str) -> Callable[[str], str]:
     return lambda answer: f"<{name}>{answer}</{name}>"
 
 
-def _constant(action: Action) -> Callable[[list[Message]], Action]:
-    return lambda history: action
-
-
 def _name(base: str, form: Format) -> str:
     return f"{base}@{form.name}"
 
 
-def build_strategies(prompt: list[Message], *, marker_prefix: str, thorough: bool = False,
-                     reference_answer: str | None = None, wrong_answer: str | None = None) -> list[Strategy]:
-    """The battery for one task, from its prompt messages.
+def build_strategies(
+    prompt: list[Message],
+    *,
+    marker_prefix: str,
+    thorough: bool = False,
+    reference_answer: str | None = None,
+    wrong_answer: str | None = None,
+    tools: list[dict[str, Any]] | None = None,
+) -> list[Strategy]:
+    """The battery for one task, from its prompt messages and the tool schemas the env gives (``info["tools"]``).
 
     ``reference_answer``/``wrong_answer`` (the gold answer and an honest wrong one, as text inside the format;
     single-turn envs only) add hedges that pair the gold with a wrong answer. ``thorough`` wraps every answer in
@@ -170,29 +134,47 @@ def build_strategies(prompt: list[Message], *, marker_prefix: str, thorough: boo
     wrapped = formats if thorough else [main]
     strategies: list[Strategy] = []
 
-    def add(base: str, kind: str, answer: str, forms: list[Format], like: tuple[str, ...] = (), likes_form: bool = True):
+    def add(
+        base: str, kind: str, answer: str, forms: list[Format], like: tuple[str, ...] = (), likes_form: bool = True
+    ):
         for form in forms:
             like_names = tuple(_name(guess, form) for guess in like) if likes_form else like
-            strategies.append(Strategy(_name(base, form), kind, _constant(form.wrap(answer)), answer, like_names))
+            strategies.append(Strategy(_name(base, form), kind, constant(form.wrap(answer)), answer, like_names))
 
     # Guesses: constants an honest policy could give.
-    for constant in CONSTANTS:
-        bare_too = thorough or constant in FAST_BARE_CONSTANTS
-        add(f"constant:{constant}", GUESS, constant, _unique(wrapped + ([bare] if bare_too else [])))
+    for value in CONSTANTS:
+        bare_too = thorough or value in FAST_BARE_CONSTANTS
+        add(f"constant:{value}", GUESS, value, _unique(wrapped + ([bare] if bare_too else [])))
 
     # Non-answers and echoes (no better than the example answers the prompt shows, e.g. <pull>1</pull>).
     examples = [f"example:{i}" for i, _ in enumerate(example_answers(text, main))]
     for name, example in zip(examples, example_answers(text, main)):
         add(name, GUESS, example, [main])
     add("empty", ATTACK, "", _unique([main, bare]))
-    strategies.append(Strategy("message:content-none", ATTACK, _constant({"role": "assistant", "content": None})))
-    strategies.append(Strategy("message:content-parts", ATTACK, _constant(
-        {"role": "assistant", "content": [{"type": "text", "text": main.wrap("0")}]}), "0", (_name("constant:0", main),)))
-    add("echo:prompt", ATTACK, text[:BIG], _unique([main, bare]), like=tuple(_name(e, main) for e in examples),
-        likes_form=False)
-    strategies.append(Strategy(_name("echo:last-message", main), ATTACK, _echo_last(main), None,
-                               tuple(_name(e, main) for e in examples)))
-    strategies.append(Strategy("stall", ATTACK, _constant(STALL)))
+    strategies.append(Strategy("message:content-none", ATTACK, constant({"role": "assistant", "content": None})))
+    strategies.append(
+        Strategy(
+            "message:content-parts",
+            ATTACK,
+            constant({"role": "assistant", "content": [{"type": "text", "text": main.wrap("0")}]}),
+            "0",
+            (_name("constant:0", main),),
+        )
+    )
+    add(
+        "echo:prompt",
+        ATTACK,
+        text[:BIG],
+        _unique([main, bare]),
+        like=tuple(_name(e, main) for e in examples),
+        likes_form=False,
+    )
+    strategies.append(
+        Strategy(
+            _name("echo:last-message", main), ATTACK, _echo_last(main), None, tuple(_name(e, main) for e in examples)
+        )
+    )
+    strategies.append(Strategy("stall", ATTACK, constant(STALL)))
     for i, span in enumerate(expressions(text)):
         add(f"expression:{i}", ATTACK, span, _unique(wrapped + ([bare] if i == 0 else [])))
         if i == 0:
@@ -231,8 +213,9 @@ def build_strategies(prompt: list[Message], *, marker_prefix: str, thorough: boo
 
     strategies += _malformed(main, text)
     strategies += _pathological(main, bare)
+    strategies += _slow_queries(text)
     strategies += _code(main, bare, marker_prefix, thorough)
-    strategies += _tool_calls(text)
+    strategies += tool_strategies(text, tools or [], marker_prefix, thorough)
     return strategies
 
 
@@ -244,6 +227,7 @@ def _echo_last(form: Format) -> Callable[[list[Message]], Action]:
     def act(history: list[Message]) -> Action:
         last = next((m.get("content") for m in reversed(history) if isinstance(m.get("content"), str)), "")
         return form.wrap(last[:BIG])
+
     return act
 
 
@@ -252,13 +236,15 @@ def _many(base: str, items: list[str], form: Format, companions: bool = False) -
     first, last = f"{base}:first", f"{base}:last"
     strategies = []
     if companions:  # the items are not constants the battery already guesses
-        strategies += [Strategy(_name(first, form), GUESS, _constant(form.wrap(items[0])), items[0]),
-                       Strategy(_name(last, form), GUESS, _constant(form.wrap(items[-1])), items[-1])]
+        strategies += [
+            Strategy(_name(first, form), GUESS, constant(form.wrap(items[0])), items[0]),
+            Strategy(_name(last, form), GUESS, constant(form.wrap(items[-1])), items[-1]),
+        ]
         like = (_name(first, form), _name(last, form))
     else:
         like = (_name(f"constant:{items[0]}", form), _name(f"constant:{items[-1]}", form))
     reply = " ".join(form.wrap(item) for item in items)
-    strategies.append(Strategy(_name(base, form), ATTACK, _constant(reply), None, like))
+    strategies.append(Strategy(_name(base, form), ATTACK, constant(reply), None, like))
     return strategies
 
 
@@ -273,12 +259,20 @@ def _reference_hedges(gold: str, wrong: str | None, form: Format) -> list[Strate
         wrong = None if number is None else _format_number(number + 1)
     if wrong is None:
         return []
-    hedges = {"or": f"{gold} or {wrong}", "either": f"either {wrong} or {gold}", "list": f"{wrong}, {gold}",
-              "false-equation": f"{wrong} = {gold}"}
+    hedges = {
+        "or": f"{gold} or {wrong}",
+        "either": f"either {wrong} or {gold}",
+        "list": f"{wrong}, {gold}",
+        "false-equation": f"{wrong} = {gold}",
+    }
     if number is not None:
-        hedges.update({"text-or-more": f"{gold} \\text{{ or more}}", "text-not": f"{gold} \\text{{ is not the answer}}"})
-    return [Strategy(_name(f"gold-hedge:{name}", form), ATTACK, _constant(form.wrap(answer)), answer)
-            for name, answer in hedges.items()]
+        hedges.update(
+            {"text-or-more": f"{gold} \\text{{ or more}}", "text-not": f"{gold} \\text{{ is not the answer}}"}
+        )
+    return [
+        Strategy(_name(f"gold-hedge:{name}", form), ATTACK, constant(form.wrap(answer)), answer)
+        for name, answer in hedges.items()
+    ]
 
 
 def _number(text: str) -> float | None:
@@ -297,15 +291,26 @@ def _malformed(form: Format, text: str) -> list[Strategy]:
     """Nested, unclosed and stray tags around the constant 0 (no better than 0 itself)."""
     answers = []
     if form.name in ("bare", "fence") or form.name == "boxed":
-        answers += [("boxed-nested", "\\boxed{\\boxed{0}}"), ("boxed-unclosed", "\\boxed{0"), ("boxed-empty", "\\boxed{}"),
-                    ("boxed-braces", "\\boxed{{{0}}}"), ("boxed-bare", "\\boxed 0")]
+        answers += [
+            ("boxed-nested", "\\boxed{\\boxed{0}}"),
+            ("boxed-unclosed", "\\boxed{0"),
+            ("boxed-empty", "\\boxed{}"),
+            ("boxed-braces", "\\boxed{{{0}}}"),
+            ("boxed-bare", "\\boxed 0"),
+        ]
     else:
         tag = form.name
-        answers += [("nested", f"<{tag}><{tag}>0</{tag}></{tag}>"), ("unclosed", f"<{tag}>0"), ("stray-close", f"0</{tag}>"),
-                    ("cut", f"<{tag}>0</{tag}"), ("reversed", f"</{tag}>0<{tag}>"), ("upper", f"<{tag.upper()}>0</{tag.upper()}>")]
+        answers += [
+            ("nested", f"<{tag}><{tag}>0</{tag}></{tag}>"),
+            ("unclosed", f"<{tag}>0"),
+            ("stray-close", f"0</{tag}>"),
+            ("cut", f"<{tag}>0</{tag}"),
+            ("reversed", f"</{tag}>0<{tag}>"),
+            ("upper", f"<{tag.upper()}>0</{tag.upper()}>"),
+        ]
     answers.append(("answer-in-boxed", "<answer>\\boxed{<answer>0</answer>}</answer>"))
     like = (_name("constant:0", form),)
-    return [Strategy(f"malformed:{name}", ATTACK, _constant(answer), "0", like) for name, answer in answers]
+    return [Strategy(f"malformed:{name}", ATTACK, constant(answer), "0", like) for name, answer in answers]
 
 
 def _pathological(form: Format, bare: Format) -> list[Strategy]:
@@ -322,7 +327,30 @@ def _pathological(form: Format, bare: Format) -> list[Strategy]:
         "huge-number": form.wrap("1" * (BIG - 40)),
         "open-tags": ("<answer>" * (BIG // 8))[:BIG],
     }
-    return [Strategy(f"huge:{name}", ATTACK, _constant(answer)) for name, answer in answers.items()]
+    return [Strategy(f"huge:{name}", ATTACK, constant(answer)) for name, answer in answers.items()]
+
+
+# Queries a policy can send to run past any time limit: a recursive count with no end (many VM steps: a progress
+# handler stops it), and one instr() whose naive search is quadratic inside a single VM step, which no progress
+# handler sees (measured on sql/TextToSQL-v0, limit 1 s: 6.7 s for this size on a 2-core machine under load 5).
+SLOW_SQL = {
+    "recursive": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+    "quadratic": "SELECT instr(hex(zeroblob(480000)), hex(zeroblob(240000)) || 'x')",
+}
+TABLE = re.compile(r"CREATE TABLE\s+(?:IF NOT EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
+
+
+def _slow_queries(text: str) -> list[Strategy]:
+    """Queries that time out, where the prompt asks for SQL: the env must stop them and score the policy. They
+    read a table of the prompt's schema where it shows one (an env may refuse a query that reads none)."""
+    if "```sql" not in text and not re.search(r"\bSQL(?:ite)?\b", text):
+        return []
+    table = TABLE.search(text)
+    source = f" FROM {table.group(1)} LIMIT 1" if table else ""
+    return [
+        Strategy(f"slow:sql-{name}", ATTACK, constant(f"```sql\n{query}{source if name == 'quadratic' else ''}\n```"))
+        for name, query in SLOW_SQL.items()
+    ]
 
 
 def _code(form: Format, bare: Format, marker_prefix: str, thorough: bool) -> list[Strategy]:
@@ -332,33 +360,46 @@ def _code(form: Format, bare: Format, marker_prefix: str, thorough: bool) -> lis
         for which in dict.fromkeys((form, bare) if thorough or name in ("import", "exec_statement") else (form,)):
             marker = f"{marker_prefix}-{name}-{which.name}"
             code = payload.format(path=marker)
-            strategies.append(Strategy(_name(f"code:{name}", which), ATTACK, _constant(which.wrap(code)), code, (), marker))
+            strategies.append(
+                Strategy(_name(f"code:{name}", which), ATTACK, constant(which.wrap(code)), code, (), marker)
+            )
     marker = f"{marker_prefix}-program"
     program = f"```python\nimport pathlib\npathlib.Path('{marker}').touch()\n```"
-    strategies.append(Strategy("code:program", ATTACK, _constant(program), None, (), marker))
+    strategies.append(Strategy("code:program", ATTACK, constant(program), None, (), marker))
     return strategies
 
 
-def _tool_calls(text: str) -> list[Strategy]:
-    """Floods of tool calls in one message (tags, Hermes JSON, OpenAI dicts), unknown tools, unreadable calls."""
-    names = tool_names(text) or ["search"]
-    tool = names[0]
-    hermes = lambda name, arguments: f'<tool_call>{json.dumps({"name": name, "arguments": arguments})}</tool_call>'  # noqa: E731
-    strategies = [Strategy(f"flood:tag:{name}", ATTACK, _constant(f"<{name}>1</{name}>" * FLOOD))
-                  for name in names[:2] if f"</{name}>" in text]
-    strategies += [
-        Strategy(f"flood:hermes:{tool}", ATTACK, _constant("".join(hermes(tool, {}) for _ in range(FLOOD)))),
-        Strategy(f"flood:openai:{tool}", ATTACK, _constant(_openai_calls([(tool, "{}")] * FLOOD))),
-        Strategy("tool:unknown:hermes", ATTACK, _constant(hermes("audit_unknown_tool", {"x": 1}))),
-        Strategy("tool:unknown:openai", ATTACK, _constant(_openai_calls([("audit_unknown_tool", "{}")]))),
-        Strategy("tool:bad-json:hermes", ATTACK, _constant("<tool_call>{not json</tool_call>")),
-        Strategy("tool:bad-json:openai", ATTACK, _constant(_openai_calls([(tool, "{not json")]))),
-        Strategy("tool:arguments-list:openai", ATTACK, _constant(_openai_calls([(tool, "[1, 2]")]))),
-    ]
-    return strategies
+def example_styles(prompt: list[Message], wrong_answer: str, form: Format, limit: int = 3) -> list[list[str]]:
+    """The honest wrong answer written the way each worked example of the prompt answers (few-shot assistant
+    turns): each example's turns up to and including its answer, the answer replaced by ``wrong_answer``."""
+    turns = [m["content"] for m in prompt if m.get("role") == "assistant" and isinstance(m.get("content"), str)]
+    answer = _answer_pattern(form)
+    styles, chain = [], []
+    for turn in turns:
+        chain.append(turn)
+        matches = list(answer.finditer(turn))
+        if matches:
+            last = matches[-1]
+            chain[-1] = turn[: last.start()] + form.wrap(wrong_answer) + turn[last.end() :]
+            styles.append(chain)
+            chain = []
+    return [style for style in dict.fromkeys(tuple(s) for s in styles)][:limit]
 
 
-def _openai_calls(calls: list[tuple[str, Any]]) -> Action:
-    return {"role": "assistant", "content": "",
-            "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
-                           for i, (name, arguments) in enumerate(calls)]}
+def _answer_pattern(form: Format) -> re.Pattern[str]:
+    if form.name == "boxed":
+        return re.compile(r"\\boxed\{[^{}]{0,300}\}")
+    if form.name in ("bare", "fence"):
+        return re.compile(r"(?!x)x")  # no answer wrapper to find: no style
+    return re.compile(rf"<{re.escape(form.name)}>[^<>]{{0,300}}</{re.escape(form.name)}>")
+
+
+def style_policy(style: list[str], prompt_turns: int) -> Callable[[list[Message]], Action]:
+    """Play the turns of ``style`` in order (the last one again if the episode goes on); ``prompt_turns``: the
+    assistant turns already in the prompt (the examples)."""
+
+    def act(history: list[Message]) -> Action:
+        own = sum(m.get("role") == "assistant" for m in history) - prompt_turns
+        return style[min(own, len(style) - 1)]
+
+    return act

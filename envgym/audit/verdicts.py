@@ -29,7 +29,20 @@ SLOW_STEP = "slow_step"
 CODE_EXECUTED = "code_executed"
 STATE_LEAK = "state_leak"
 HONEST_REFUSED = "honest_refused"
-KINDS = (EARNS_REWARD, CRASH, SLOW_STEP, CODE_EXECUTED, STATE_LEAK, HONEST_REFUSED)
+POLICY_FAILURE = "policy_failure"
+CUE_LEAK = "cue_leak"
+KINDS = (EARNS_REWARD, CRASH, SLOW_STEP, CODE_EXECUTED, STATE_LEAK, HONEST_REFUSED, POLICY_FAILURE, CUE_LEAK)
+# The totals ``envgym audit --json`` reports, by finding kind.
+TOTAL_NAMES = {
+    EARNS_REWARD: "earning",
+    CRASH: "crashes",
+    CODE_EXECUTED: "code_executed",
+    STATE_LEAK: "state_leaks",
+    SLOW_STEP: "slow_steps",
+    HONEST_REFUSED: "honest_refused",
+    POLICY_FAILURE: "policy_failures",
+    CUE_LEAK: "cue_leaks",
+}
 MARGIN = 0.25
 SKEW_SHARE, SKEW_MIN_TASKS = 0.75, 12
 
@@ -78,10 +91,23 @@ def _normal(text: str) -> str:
     return re.sub(r"\s+", "", text).strip(".,;:!\"'").lower()
 
 
-def earning_findings(env_id: str, strategies: dict[str, Strategy], plays: dict[str, dict[int, Play]],
-                     baseline: dict[int, Play], reference: dict[int, Play], gold: dict[int, str | None],
-                     single_turn: bool, task_of: dict[int, int], thorough: bool) -> list[Finding]:
-    """``earns_reward`` findings: strategies that beat the honest wrong answer (see the module docstring)."""
+def earning_findings(
+    env_id: str,
+    strategies: dict[str, Strategy],
+    plays: dict[str, dict[int, Play]],
+    baseline: dict[int, Play],
+    reference: dict[int, Play],
+    gold: dict[int, str | None],
+    single_turn: bool,
+    task_of: dict[int, int],
+    thorough: bool,
+    styled: dict[int, list[Play]] | None = None,
+) -> list[Finding]:
+    """``earns_reward`` findings: strategies that beat the honest wrong answer (see the module docstring).
+
+    ``styled``: per slot, the honest wrong answer played in the style of each worked example the prompt shows
+    (its reasoning phrases, its tool call): shaping that any honest answer in the demonstrated style earns is no
+    exploit, so these are rivals too."""
     margin = MARGIN * reward_scale(baseline, reference)
     findings = []
     for name, by_slot in plays.items():
@@ -94,7 +120,8 @@ def earning_findings(env_id: str, strategies: dict[str, Strategy], plays: dict[s
                 continue
             if strategy.kind == GUESS and not single_turn and result.all_valid:
                 continue
-            rivals = [baseline[slot]] + [plays[like][slot] for like in strategy.like if slot in plays.get(like, {})]
+            rivals = [baseline[slot], *(styled or {}).get(slot, [])]
+            rivals += [plays[like][slot] for like in strategy.like if slot in plays.get(like, {})]
             gains.append(result.reward - max(rival.reward for rival in rivals))
             counted.append(slot)
             if result.correct and not any(rival.correct for rival in rivals):
@@ -102,9 +129,11 @@ def earning_findings(env_id: str, strategies: dict[str, Strategy], plays: dict[s
         gain = sum(gains) / len(gains) if gains else 0.0
         if gain > margin or wins:
             tasks = sorted({task_of[slot] for slot in (wins or counted)})
-            evidence = (f"mean return {gain:+.3f} over the honest wrong answer (margin {margin:.3f}) on "
-                        f"{len(gains)} episodes; correct on {len(wins)} where the honest wrong answer was not; "
-                        f"first action {_clip(by_slot[counted[0]].first_action)}")
+            evidence = (
+                f"mean return {gain:+.3f} over the honest wrong answer (margin {margin:.3f}) on "
+                f"{len(gains)} episodes; correct on {len(wins)} where the honest wrong answer was not; "
+                f"first action {_clip(by_slot[counted[0]].first_action)}"
+            )
             findings.append(Finding(env_id, EARNS_REWARD, name, tasks, evidence))
         elif thorough and strategy.kind == GUESS and single_turn:
             findings += _skew(env_id, name, by_slot, task_of)
@@ -116,8 +145,15 @@ def _skew(env_id: str, name: str, by_slot: dict[int, Play], task_of: dict[int, i
     right = [slot for slot, result in by_slot.items() if result.correct]
     if len(by_slot) < SKEW_MIN_TASKS or len(right) < SKEW_SHARE * len(by_slot):
         return []
-    return [Finding(env_id, EARNS_REWARD, name, sorted(task_of[s] for s in right),
-                    f"the constant answer is right on {len(right)}/{len(by_slot)} tasks: the answers are skewed")]
+    return [
+        Finding(
+            env_id,
+            EARNS_REWARD,
+            name,
+            sorted(task_of[s] for s in right),
+            f"the constant answer is right on {len(right)}/{len(by_slot)} tasks: the answers are skewed",
+        )
+    ]
 
 
 def reward_scale(baseline: dict[int, Play], reference: dict[int, Play]) -> float:
@@ -129,12 +165,19 @@ def reward_scale(baseline: dict[int, Play], reference: dict[int, Play]) -> float
     return scale if scale > 0 else 1.0
 
 
-def play_findings(env_id: str, name: str, by_slot: dict[int, Play], task_of: dict[int, int],
-                  slow_s: float) -> list[Finding]:
-    """``crash``, ``slow_step`` and ``code_executed`` findings of one strategy over its episodes."""
+def play_findings(
+    env_id: str, name: str, by_slot: dict[int, Play], task_of: dict[int, int], slow_s: float
+) -> list[Finding]:
+    """``crash``, ``policy_failure``, ``slow_step`` and ``code_executed`` findings of one strategy over its episodes.
+
+    An ``info["error"]`` after a policy's action is a ``policy_failure``: the trainer drops an episode that reports
+    one, so a policy that triggers it escapes the penalty a scored failure would carry."""
     findings = []
-    for kind, attribute, what in ((CRASH, "crash", "raised"), (CRASH, "error", "info['error']"),
-                                  (CODE_EXECUTED, "code_executed", "marker file created")):
+    for kind, attribute, what in (
+        (CRASH, "crash", "raised"),
+        (POLICY_FAILURE, "error", "info['error'], so the episode is dropped instead of scored"),
+        (CODE_EXECUTED, "code_executed", "marker file created"),
+    ):
         hit = {slot: result for slot, result in by_slot.items() if getattr(result, attribute)}
         if hit:
             slot, first = next(iter(hit.items()))
@@ -144,13 +187,21 @@ def play_findings(env_id: str, name: str, by_slot: dict[int, Play], task_of: dic
     slow = {slot: result for slot, result in by_slot.items() if result.slow_steps}
     if slow:
         worst = max(result.max_step_s for result in slow.values())
-        findings.append(Finding(env_id, SLOW_STEP, name, sorted({task_of[s] for s in slow}),
-                                f"a step took {worst:.2f} s (limit {slow_s} s)"))
+        findings.append(
+            Finding(
+                env_id,
+                SLOW_STEP,
+                name,
+                sorted({task_of[s] for s in slow}),
+                f"a step took {worst:.2f} s (limit {slow_s} s)",
+            )
+        )
     return findings
 
 
-def honest_findings(env_id: str, reference: dict[int, Play], baseline: dict[int, Play],
-                    task_of: dict[int, int]) -> list[Finding]:
+def honest_findings(
+    env_id: str, reference: dict[int, Play], baseline: dict[int, Play], task_of: dict[int, int]
+) -> list[Finding]:
     """``honest_refused``: the reference action, played to the end, did not earn the full reward."""
     refused = {}
     for slot, result in reference.items():
@@ -163,10 +214,14 @@ def honest_findings(env_id: str, reference: dict[int, Play], baseline: dict[int,
         elif result.correct is False:
             refused[slot] = f"info['correct'] is False after {_clip(result.first_action)}"
         elif result.correct is None and slot in baseline and result.reward <= baseline[slot].reward:
-            refused[slot] = f"return {result.reward:.3f} is no more than the honest wrong answer's {baseline[slot].reward:.3f}"
+            refused[slot] = (
+                f"return {result.reward:.3f} is no more than the honest wrong answer's {baseline[slot].reward:.3f}"
+            )
     if not refused:
         return []
-    return [Finding(env_id, HONEST_REFUSED, "reference", sorted(task_of[s] for s in refused), next(iter(refused.values())))]
+    return [
+        Finding(env_id, HONEST_REFUSED, "reference", sorted(task_of[s] for s in refused), next(iter(refused.values())))
+    ]
 
 
 def _clip(text: str | None, limit: int = 120) -> str:

@@ -3,7 +3,7 @@
 Inspect (``pip install 'envgym[inspect]'``) evaluates any of its model providers on a task made of a dataset, a
 solver and a scorer. Here:
 
-- dataset: one ``Sample`` per task index (``start .. start+n-1``); its input is the env's first messages for that
+- dataset: one ``Sample`` per task index (``start .. start+n_tasks-1``); its input is the env's first messages for that
   task, its metadata the env id, task index, task id and the task's own metadata, its target the task's answer
   where that is a plain value (the model never sees the target);
 - solver (:func:`envgym_play`): resets a fresh env on the sample's task and plays the whole episode through
@@ -17,7 +17,7 @@ A failure of the env (``info["error"]``, an exception out of ``reset``/``step``)
 :class:`EnvgymEpisodeError` in the solver, so Inspect records the sample as an error, never a score of 0.
 
 Every registered env is an Inspect task named ``envgym/<env id>`` (loaded through the ``inspect_ai`` entry point
-in pyproject.toml), and ``envgym/env`` takes the id as a task argument; both take ``-T n=``, ``-T start=``,
+in pyproject.toml), and ``envgym/env`` takes the id as a task argument; both take ``-T n_tasks=``, ``-T start=``,
 ``-T max_turns=`` and any :func:`envgym.make` keyword. In Python: ``inspect_ai.eval(envgym_task(env_id), model=...)``.
 """
 
@@ -55,19 +55,24 @@ class EnvgymEpisodeError(RuntimeError):
     """The env, its verifier or its sandbox failed during an episode: not the model's doing."""
 
 
-def envgym_task(env_id: str, n: int = 20, start: int = 0, max_turns: int | None = None,
-                **env_kwargs: Any) -> Task:
-    """An Inspect task that plays ``env_id`` on tasks ``start .. start+n-1``, scored by the env's reward.
+def envgym_task(
+    env_id: str, n_tasks: int = 20, start: int = 0, max_turns: int | None = None, **env_kwargs: Any
+) -> Task:
+    """An Inspect task that plays ``env_id`` on tasks ``start .. start+n_tasks-1``, scored by the env's reward.
 
-    max_turns: a turn limit on top of the env's own (passed to :func:`envgym.make`, which wraps ``TimeLimit``).
+    max_turns: the env's turn limit (:func:`envgym.make`'s ``max_turns``, a ``TimeLimit``; default: the registry's).
     env_kwargs: more :func:`envgym.make` keywords (``allow_unsafe=True`` for envs that run code)."""
-    if n < 1 or start < 0:
-        raise ValueError(f"an envgym task needs n >= 1 and start >= 0 (got n={n}, start={start})")
+    if n_tasks < 1 or start < 0:
+        raise ValueError(f"an envgym task needs n_tasks >= 1 and start >= 0 (got n_tasks={n_tasks}, start={start})")
     if max_turns is not None:
         env_kwargs["max_turns"] = int(max_turns)
-    return Task(dataset=envgym_dataset(env_id, range(start, start + n), **env_kwargs),
-                solver=envgym_play(env_id, **env_kwargs), scorer=envgym_reward(), name=f"{NAMESPACE}/{env_id}",
-                metadata={"env_id": env_id, "env_kwargs": to_jsonable(env_kwargs)})
+    return Task(
+        dataset=envgym_dataset(env_id, range(start, start + n_tasks), **env_kwargs),
+        solver=envgym_play(env_id, **env_kwargs),
+        scorer=envgym_reward(),
+        name=f"{NAMESPACE}/{env_id}",
+        metadata={"env_id": env_id, "env_kwargs": to_jsonable(env_kwargs)},
+    )
 
 
 def envgym_dataset(env_id: str, indices: range | list[int], **env_kwargs: Any) -> MemoryDataset:
@@ -76,16 +81,27 @@ def envgym_dataset(env_id: str, indices: range | list[int], **env_kwargs: Any) -
     try:
         source = env.unwrapped.tasks
         if source is not None and max(indices) >= len(source):
-            raise ValueError(f"task indices up to {max(indices)} were asked for, but {env_id} has {len(source)} "
-                             f"tasks; lower -T n= or -T start=")
+            raise ValueError(
+                f"task indices up to {max(indices)} were asked for, but {env_id} has {len(source)} "
+                f"tasks; lower -T n_tasks= or -T start="
+            )
         samples = []
         for index in indices:
             messages, info = reset_on(env, index)
             current = env.unwrapped.task
-            samples.append(Sample(
-                id=index, input=inspect_messages(messages), target=_target(current),
-                metadata={"env_id": env_id, "task_index": index, "task_id": info.get("task_id"),
-                          "task_metadata": to_jsonable(current.metadata) if current is not None else {}}))
+            samples.append(
+                Sample(
+                    id=index,
+                    input=inspect_messages(messages),
+                    target=_target(current),
+                    metadata={
+                        "env_id": env_id,
+                        "task_index": index,
+                        "task_id": info.get("task_id"),
+                        "task_metadata": to_jsonable(current.metadata) if current is not None else {},
+                    },
+                )
+            )
     finally:
         env.close()
     return MemoryDataset(samples, name=env_id)
@@ -119,12 +135,21 @@ def envgym_play(env_id: str, **env_kwargs: Any) -> Solver:
                 state.output = output
                 state.messages.append(output.message)
                 action = envgym_action(output.message)
-                observation, reward, terminated, truncated, info = await _call_env(lambda: env.step(action), "step")
+                observation, reward, terminated, truncated, info = await _call_env(
+                    lambda action=action: env.step(action), "step"
+                )
                 if info.get("error"):
-                    raise EnvgymEpisodeError(f"{env_id} task {index}: the env failed at turn {len(turns) + 1}: "
-                                             f"{info['error']}")
-                turns.append({"reward": reward, "reward_components": info.get("reward_components") or {},
-                              "correct": info.get("correct"), "action_valid": info.get("action_valid", True)})
+                    raise EnvgymEpisodeError(
+                        f"{env_id} task {index}: the env failed at turn {len(turns) + 1}: {info['error']}"
+                    )
+                turns.append(
+                    {
+                        "reward": reward,
+                        "reward_components": info.get("reward_components") or {},
+                        "correct": info.get("correct"),
+                        "action_valid": info.get("action_valid", True),
+                    }
+                )
                 state.messages.extend(inspect_messages(observation))
                 if terminated or truncated:
                     ended_by = "terminated" if terminated else "truncated"
@@ -152,10 +177,14 @@ def envgym_reward() -> Callable[[TaskState, Target], Any]:
     async def score(state: TaskState, target: Target) -> Score:
         episode = state.store.get(EPISODE_KEY)
         if episode is None:
-            raise EnvgymEpisodeError("no envgym episode in this sample's store: the envgym_reward scorer needs the "
-                                     "envgym_play solver")
-        return Score(value=sum(t["reward"] for t in episode["turns"]), answer=state.output.completion,
-                     metadata=episode_summary(episode["turns"], episode["ended_by"]))
+            raise EnvgymEpisodeError(
+                "no envgym episode in this sample's store: the envgym_reward scorer needs the envgym_play solver"
+            )
+        return Score(
+            value=sum(t["reward"] for t in episode["turns"]),
+            answer=state.output.completion,
+            metadata=episode_summary(episode["turns"], episode["ended_by"]),
+        )
 
     return score
 
@@ -167,8 +196,13 @@ def episode_summary(turns: list[dict[str, Any]], ended_by: str) -> dict[str, Any
         for name, value in (turn.get("reward_components") or {}).items():
             components[name] = components.get(name, 0.0) + float(value)
     flags = [t["correct"] for t in turns if t.get("correct") is not None]
-    return {"reward_components": components, "turn_rewards": [t["reward"] for t in turns],
-            "correct": bool(flags[-1]) if flags else None, "turns": len(turns), "ended_by": ended_by}
+    return {
+        "reward_components": components,
+        "turn_rewards": [t["reward"] for t in turns],
+        "correct": bool(flags[-1]) if flags else None,
+        "turns": len(turns),
+        "ended_by": ended_by,
+    }
 
 
 def inspect_messages(messages: list[Message]) -> list[ChatMessage]:
@@ -182,8 +216,9 @@ def inspect_messages(messages: list[Message]) -> list[ChatMessage]:
             calls = [inspect_tool_call(call, i) for i, call in enumerate(message.get("tool_calls") or [])]
             out.append(ChatMessageAssistant(content=content, tool_calls=calls or None))
         elif role == "tool":
-            out.append(ChatMessageTool(content=content, tool_call_id=message.get("tool_call_id"),
-                                       function=message.get("name")))
+            out.append(
+                ChatMessageTool(content=content, tool_call_id=message.get("tool_call_id"), function=message.get("name"))
+            )
         else:  # user, and any role Inspect has no type for, is what the env says to the model
             out.append(ChatMessageUser(content=content))
     return out
@@ -201,17 +236,26 @@ def inspect_tool_call(call: dict[str, Any], index: int) -> ToolCall:
             arguments, problem = {}, f"arguments are not JSON: {error}"
     if not isinstance(arguments, dict):
         arguments, problem = {}, f"arguments must be an object, got {type(arguments).__name__}"
-    return ToolCall(id=str(call.get("id") or f"call_{index}"), function=str(function.get("name")),
-                    arguments=arguments, parse_error=problem)
+    return ToolCall(
+        id=str(call.get("id") or f"call_{index}"),
+        function=str(function.get("name")),
+        arguments=arguments,
+        parse_error=problem,
+    )
 
 
 def envgym_action(message: ChatMessageAssistant) -> Action:
     """The model's turn as an envgym action: its text, or an assistant message with OpenAI ``tool_calls``."""
     if not message.tool_calls:
         return message.text
-    calls = [{"id": call.id, "type": "function",
-              "function": {"name": call.function, "arguments": json.dumps(call.arguments, ensure_ascii=False)}}
-             for call in message.tool_calls]
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.function, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
+        }
+        for call in message.tool_calls
+    ]
     return {"role": "assistant", "content": message.text, "tool_calls": calls}
 
 
@@ -220,8 +264,11 @@ def tool_info(schema: dict[str, Any]) -> ToolInfo:
     to the model, never run by Inspect."""
     function = schema.get("function", schema)
     parameters = function.get("parameters") or {"type": "object", "properties": {}}
-    return ToolInfo(name=function["name"], description=function.get("description") or function["name"],
-                    parameters=ToolParams.model_validate(parameters))
+    return ToolInfo(
+        name=function["name"],
+        description=function.get("description") or function["name"],
+        parameters=ToolParams.model_validate(parameters),
+    )
 
 
 def _text(content: Any) -> str:
@@ -236,14 +283,14 @@ def _target(current: Any) -> str:
     return str(answer) if isinstance(answer, (str, int, float)) and not isinstance(answer, bool) else ""
 
 
-def any_env(env_id: str, n: int = 20, start: int = 0, max_turns: int | None = None, **env_kwargs: Any) -> Task:
+def any_env(env_id: str, n_tasks: int = 20, start: int = 0, max_turns: int | None = None, **env_kwargs: Any) -> Task:
     """``inspect eval envgym/env -T env_id=math/Arithmetic-v0``: any env id as a task argument."""
-    return envgym_task(env_id, n=n, start=start, max_turns=max_turns, **env_kwargs)
+    return envgym_task(env_id, n_tasks=n_tasks, start=start, max_turns=max_turns, **env_kwargs)
 
 
 def _env_task_factory(env_id: str) -> Callable[..., Task]:
-    def factory(n: int = 20, start: int = 0, max_turns: int | None = None, **env_kwargs: Any) -> Task:
-        return envgym_task(env_id, n=n, start=start, max_turns=max_turns, **env_kwargs)
+    def factory(n_tasks: int = 20, start: int = 0, max_turns: int | None = None, **env_kwargs: Any) -> Task:
+        return envgym_task(env_id, n_tasks=n_tasks, start=start, max_turns=max_turns, **env_kwargs)
 
     factory.__doc__ = f"The envgym env {env_id} as an Inspect task."
     return factory

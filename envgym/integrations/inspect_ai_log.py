@@ -41,11 +41,10 @@ from inspect_ai.log import (
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.scorer import Score
 
+from envgym.agents.runs import RESULTS_FILE, RUN_FILES, read_episodes
 from envgym.episode import Episode, to_jsonable
-from envgym.export import RUN_FILES, read_run
 from envgym.integrations.inspect_ai import episode_summary, inspect_messages, tool_info
 
-RESULTS_FILE = "results.json"  # what envgym eval writes next to samples.jsonl (envgym.agents.evaluation.evaluate)
 SCORER = "envgym_reward"
 
 
@@ -55,11 +54,10 @@ def write_inspect_logs(run: str | Path, out: str | Path) -> list[Path]:
     run, out = Path(run), Path(out)
     results = _results(run)
     by_env: dict[str, list[Episode]] = {}
-    for _, episode in read_run(run):
+    for _, episode in read_episodes(run):
         by_env.setdefault(episode.env_id or "unknown", []).append(episode)
     records = [run / name for name in RUN_FILES if (run / name).is_file()] if run.is_dir() else [run]
-    created = datetime.datetime.fromtimestamp(max(path.stat().st_mtime for path in records),
-                                              tz=datetime.timezone.utc)
+    created = datetime.datetime.fromtimestamp(max(path.stat().st_mtime for path in records), tz=datetime.timezone.utc)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for env_id, episodes in by_env.items():
@@ -73,34 +71,48 @@ def write_inspect_logs(run: str | Path, out: str | Path) -> list[Path]:
     return paths
 
 
-def eval_log(env_id: str, episodes: list[Episode], results: dict[str, Any], created: datetime.datetime,
-             eval_id: str) -> EvalLog:
+def eval_log(
+    env_id: str, episodes: list[Episode], results: dict[str, Any], created: datetime.datetime, eval_id: str
+) -> EvalLog:
     """The Inspect log of one env's episodes; ``results`` is the run's ``results.json`` (or ``{}``)."""
     summary = (results.get("envs") or {}).get(env_id) or {}
     config = summary.get("config") or {}
-    model = str(results.get("model") or next((e.metadata["model"] for e in episodes if e.metadata.get("model")),
-                                             "unknown"))
+    model = str(
+        results.get("model") or next((e.metadata["model"] for e in episodes if e.metadata.get("model")), "unknown")
+    )
     samples = [eval_sample(e, position, model) for position, e in enumerate(episodes)]
     task_ids = sorted({s.id for s in samples}, key=str)
     scored = [s.scores[SCORER].value for s in samples if s.scores]
-    metrics = {name: EvalMetric(name=name, value=float(value)) for name, value in summary.items()
-               if _is_metric(name, value)}
+    metrics = {
+        name: EvalMetric(name=name, value=float(value)) for name, value in summary.items() if _is_metric(name, value)
+    }
     if not metrics and scored:
         metrics = {"mean": EvalMetric(name="mean", value=sum(scored) / len(scored))}
     stamp = created.isoformat()
     return EvalLog(
         status="success",
         eval=EvalSpec(
-            eval_id=eval_id, run_id=eval_id, task_id=eval_id, created=stamp, task=f"envgym/{env_id}", model=model,
-            task_args=to_jsonable(config.get("kwargs") or {}),
+            eval_id=eval_id,
+            run_id=eval_id,
+            task_id=eval_id,
+            created=stamp,
+            task=f"envgym/{env_id}",
+            model=model,
+            task_args=to_jsonable(config.get("env_kwargs") or {}),
             dataset=EvalDataset(name=env_id, samples=len(task_ids), sample_ids=task_ids),
             config=EvalConfig(epochs=max((s.epoch for s in samples), default=1)),
-            metadata={"source": "envgym eval", "envgym_config": to_jsonable(config)}),
+            metadata={"source": "envgym eval", "envgym_config": to_jsonable(config)},
+        ),
         plan=EvalPlan(name="envgym eval", steps=[EvalPlanStep(solver="envgym rollout", params={})]),
-        results=EvalResults(total_samples=len(samples), completed_samples=len(scored),
-                            scores=[EvalScore(name=SCORER, scorer=SCORER, metrics=metrics)]),
-        stats=EvalStats(completed_at=stamp, started_at=(created - datetime.timedelta(
-            seconds=float(summary.get("seconds") or 0))).isoformat()),
+        results=EvalResults(
+            total_samples=len(samples),
+            completed_samples=len(scored),
+            scores=[EvalScore(name=SCORER, scorer=SCORER, metrics=metrics)],
+        ),
+        stats=EvalStats(
+            completed_at=stamp,
+            started_at=(created - datetime.timedelta(seconds=float(summary.get("seconds") or 0))).isoformat(),
+        ),
         samples=samples,
     )
 
@@ -109,9 +121,18 @@ def eval_sample(episode: Episode, position: int, model: str) -> EvalSample:
     """One episode as an Inspect sample (see the module docstring)."""
     task_index = episode.metadata.get("task_index")
     sample_id = task_index if task_index is not None else (episode.task_id or position)
-    turns = [{"reward": t.reward, "reward_components": t.reward_components, "correct": t.info.get("correct"),
-              "terminated": t.terminated, "truncated": t.truncated, "action_valid": t.info.get("action_valid", True),
-              "action_error": t.info.get("action_error")} for t in episode.turns]
+    turns = [
+        {
+            "reward": t.reward,
+            "reward_components": t.reward_components,
+            "correct": t.info.get("correct"),
+            "terminated": t.terminated,
+            "truncated": t.truncated,
+            "action_valid": t.info.get("action_valid", True),
+            "action_error": t.info.get("action_error"),
+        }
+        for t in episode.turns
+    ]
     ended_by = "terminated" if episode.terminated else "truncated" if episode.done else "not ended"
     messages = inspect_messages(episode.messages())
     last_text = next((m.text for m in reversed(messages) if m.role == "assistant"), "")
@@ -120,20 +141,31 @@ def eval_sample(episode: Episode, position: int, model: str) -> EvalSample:
     if episode.failed:
         error = EvalError(message=str(episode.error), traceback="", traceback_ansi="")
     else:
-        scores[SCORER] = Score(value=episode.total_reward, answer=_answer(episode) or last_text,
-                               metadata=episode_summary(turns, ended_by))
+        scores[SCORER] = Score(
+            value=episode.total_reward, answer=_answer(episode) or last_text, metadata=episode_summary(turns, ended_by)
+        )
     return EvalSample(
-        id=sample_id, epoch=int(episode.metadata.get("sample_index") or 0) + 1,
-        input=inspect_messages(episode.prompt), target="", messages=messages,  # the record keeps no gold answer
-        output=ModelOutput.from_content(model, last_text), scores=scores, error=error,
+        id=sample_id,
+        epoch=int(episode.metadata.get("sample_index") or 0) + 1,
+        input=inspect_messages(episode.prompt),
+        target="",
+        messages=messages,  # the record keeps no gold answer
+        output=ModelOutput.from_content(model, last_text),
+        scores=scores,
+        error=error,
         events=transcript(episode, messages, turns, model),
-        metadata={"env_id": episode.env_id, "task_id": episode.task_id, "task_index": task_index,
-                  "seed": episode.seed, "turns": to_jsonable(turns), "episode_metadata": to_jsonable(episode.metadata)},
+        metadata={
+            "env_id": episode.env_id,
+            "task_id": episode.task_id,
+            "task_index": task_index,
+            "seed": episode.seed,
+            "turns": to_jsonable(turns),
+            "episode_metadata": to_jsonable(episode.metadata),
+        },
     )
 
 
-def transcript(episode: Episode, messages: list[ChatMessage], turns: list[dict[str, Any]],
-               model: str) -> list[Event]:
+def transcript(episode: Episode, messages: list[ChatMessage], turns: list[dict[str, Any]], model: str) -> list[Event]:
     """The episode as Inspect's transcript: per turn, the model's generation (with the conversation so far and
     the env's tools), each tool call the env ran with its result, then an ``info`` event with the turn's reward.
     ``messages`` is the episode's whole conversation (``Episode.messages``) in Inspect's form."""
@@ -141,16 +173,29 @@ def transcript(episode: Episode, messages: list[ChatMessage], turns: list[dict[s
     events: list[Event] = []
     position = len(episode.prompt)
     for number, (turn, summary) in enumerate(zip(episode.turns, turns), 1):
-        assistant, observation = messages[position], messages[position + 1:position + 1 + len(turn.observation)]
-        events.append(ModelEvent(model=model, input=messages[:position], tools=tools,
-                                 tool_choice="auto" if tools else "none", config=GenerateConfig(),
-                                 output=ModelOutput.from_message(assistant)))
+        assistant, observation = messages[position], messages[position + 1 : position + 1 + len(turn.observation)]
+        events.append(
+            ModelEvent(
+                model=model,
+                input=messages[:position],
+                tools=tools,
+                tool_choice="auto" if tools else "none",
+                config=GenerateConfig(),
+                output=ModelOutput.from_message(assistant),
+            )
+        )
         calls = {call.id: call for call in getattr(assistant, "tool_calls", None) or []}
         for message in observation:
             if message.role == "tool":
                 call = calls.get(message.tool_call_id)
-                events.append(ToolEvent(id=message.tool_call_id or "", function=message.function or "",
-                                        arguments=call.arguments if call else {}, result=message.text))
+                events.append(
+                    ToolEvent(
+                        id=message.tool_call_id or "",
+                        function=message.function or "",
+                        arguments=call.arguments if call else {},
+                        result=message.text,
+                    )
+                )
         events.append(InfoEvent(source=f"envgym turn {number}", data=to_jsonable(summary)))
         position += 1 + len(observation)
     return events
@@ -168,13 +213,10 @@ def _results(run: Path) -> dict[str, Any]:
 
 def _is_metric(name: str, value: Any) -> bool:
     """results.json's per-env numbers that are metrics (pass@k, maj@k, mean_reward, rates), not counts."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and not name.startswith(("n_", "seconds")))
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not name.startswith(("n_", "seconds"))
 
 
 def _answer(episode: Episode) -> str | None:
     """The answer the env read from the model's last graded turn, if it reported one."""
     answers = [t.info["answer"] for t in episode.turns if t.info.get("answer") is not None]
     return str(answers[-1]) if answers else None
-
-

@@ -18,6 +18,7 @@ through, so a broken server is an error, never a reward of 0.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import concurrent.futures
 import contextlib
 import re
@@ -63,8 +64,15 @@ class MCPTools:
         self.tools: list[Tool] = [self._tool(entry) for entry in listed]
 
     @classmethod
-    def stdio(cls, command: str, args: Sequence[str] = (), *, env: dict[str, str] | None = None,
-              cwd: str | None = None, timeout_s: float = 60.0) -> MCPTools:
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        timeout_s: float = 60.0,
+    ) -> MCPTools:
         """Start ``command args`` and speak MCP over its stdin/stdout (``env``: its environment; default: the
         SDK's safe subset of this one)."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -76,7 +84,9 @@ class MCPTools:
     def http(cls, url: str, *, headers: dict[str, str] | None = None, timeout_s: float = 60.0) -> MCPTools:
         """Speak MCP's streamable HTTP with the server at ``url`` (usually ending in ``/mcp``)."""
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"url must be the MCP server's http(s):// endpoint, e.g. http://127.0.0.1:8001/mcp, got {url!r}")
+            raise ValueError(
+                f"url must be the MCP server's http(s):// endpoint, e.g. http://127.0.0.1:8001/mcp, got {url!r}"
+            )
         import httpx
         from mcp.client.streamable_http import streamable_http_client
 
@@ -120,11 +130,15 @@ class MCPTools:
         self._closing = asyncio.Event()
         try:
             async with transport() as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=timedelta(seconds=self.timeout_s)) as session:
+                async with ClientSession(
+                    read, write, read_timeout_seconds=timedelta(seconds=self.timeout_s)
+                ) as session:
                     await session.initialize()
                     listed, cursor = [], None
                     while True:
-                        page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                        page = await session.list_tools(
+                            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                        )
                         listed += page.tools
                         cursor = page.nextCursor
                         if not cursor:
@@ -158,7 +172,9 @@ class MCPTools:
         if session is None:
             raise ToolUnavailable(f"the MCP session with {self.description} is closed")
         if threading.current_thread() is self._thread:
-            raise RuntimeError("an MCP tool was called from MCPTools' own event loop thread; call it from another thread")
+            raise RuntimeError(
+                "an MCP tool was called from MCPTools' own event loop thread; call it from another thread"
+            )
         future = asyncio.run_coroutine_threadsafe(session.call_tool(name, arguments), self._loop)
         try:
             result = future.result(timeout=self.timeout_s + 5)
@@ -168,7 +184,9 @@ class MCPTools:
             raise ToolUnavailable(f"MCP server {self.description} failed on {name}: {error.error.message}") from error
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise ToolUnavailable(f"MCP server {self.description} did not answer {name} within {self.timeout_s:g}s") from None
+            raise ToolUnavailable(
+                f"MCP server {self.description} did not answer {name} within {self.timeout_s:g}s"
+            ) from None
         except Exception as error:  # the transport broke (server process gone, connection refused)
             raise ToolUnavailable(f"MCP server {self.description} failed on {name}: {_reason(error)}") from error
         text = _result_text(result)
@@ -191,6 +209,6 @@ def _result_text(result: Any) -> str:
 
 def _reason(error: BaseException) -> str:
     """The innermost causes of an error (anyio wraps transport failures in exception groups)."""
-    if isinstance(error, BaseExceptionGroup):
+    if isinstance(error, getattr(builtins, "BaseExceptionGroup", ())):  # Python 3.11+; anyio groups on 3.10 too
         return "; ".join(_reason(inner) for inner in error.exceptions)
     return f"{type(error).__name__}: {error}"

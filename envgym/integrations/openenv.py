@@ -78,9 +78,15 @@ class OpenEnvEnv(Env):
 
     description = "An OpenEnv server, played through OpenEnv's client."
 
-    def __init__(self, base_url: str, *, action_field: str = "message",
-                 observation_to_messages: ObservationToMessages | None = None, headers: dict[str, str] | None = None,
-                 message_timeout_s: float = 60.0):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        action_field: str = "message",
+        observation_to_messages: ObservationToMessages | None = None,
+        headers: dict[str, str] | None = None,
+        message_timeout_s: float = 60.0,
+    ):
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://", "ws://", "wss://")):
             raise ValueError(f"base_url must be the OpenEnv server's http(s):// or ws(s):// URL, got {base_url!r}")
         if message_timeout_s <= 0:
@@ -117,8 +123,10 @@ class OpenEnvEnv(Env):
         payload: dict[str, Any] = {self.action_field: action_text(action)}
         if isinstance(action, dict) and action.get("tool_calls"):
             if "tool_calls" not in self._action_fields:
-                raise InvalidAction(f"the OpenEnv server at {self.base_url} takes no tool calls (its action fields "
-                                    f"are {sorted(self._action_fields)}); answer with text")
+                raise InvalidAction(
+                    f"the OpenEnv server at {self.base_url} takes no tool calls (its action fields "
+                    f"are {sorted(self._action_fields)}); answer with text"
+                )
             payload["tool_calls"] = action["tool_calls"]
         return payload
 
@@ -137,7 +145,9 @@ class OpenEnvEnv(Env):
         try:
             return getattr(self._client, op)(*args, **kwargs)
         except Exception as error:  # RuntimeError "Server error: ...", ConnectionError, timeouts
-            raise OpenEnvError(f"OpenEnv server {self.base_url} failed on {op}: {type(error).__name__}: {error}") from error
+            raise OpenEnvError(
+                f"OpenEnv server {self.base_url} failed on {op}: {type(error).__name__}: {error}"
+            ) from error
 
     def _connect(self) -> Any:
         """Check the server's action schema, then open OpenEnv's client (its WebSocket session)."""
@@ -149,8 +159,10 @@ class OpenEnvEnv(Env):
             response.raise_for_status()
             action_schema = response.json()["action"]
         except Exception as error:
-            raise OpenEnvError(f"could not read the action schema of the OpenEnv server at {http_url}/schema: "
-                               f"{type(error).__name__}: {error}. Is it running, and is this its base URL?") from error
+            raise OpenEnvError(
+                f"could not read the action schema of the OpenEnv server at {http_url}/schema: "
+                f"{type(error).__name__}: {error}. Is it running, and is this its base URL?"
+            ) from error
         self._action_fields = set(action_schema.get("properties", {}))
         missing = set(action_schema.get("required", [])) - {self.action_field}
         if self.action_field not in self._action_fields or missing:
@@ -163,8 +175,9 @@ class OpenEnvEnv(Env):
             from openenv.core import GenericEnvClient
         except ImportError as error:
             raise ImportError("OpenEnvEnv needs the openenv package: pip install 'envgym[integrations]'") from error
-        client = GenericEnvClient(base_url=self.base_url, message_timeout_s=self.message_timeout_s,
-                                  headers=self.headers or None).sync()
+        client = GenericEnvClient(
+            base_url=self.base_url, message_timeout_s=self.message_timeout_s, headers=self.headers or None
+        ).sync()
         try:
             client.connect()
         except Exception as error:

@@ -80,8 +80,13 @@ def envgym_dataset(env_id: str, tasks: int | Sequence[int], **env_kwargs: Any) -
         rows = []
         for index in indices:
             messages, info = env.reset(seed=index, options={"task_index": index})
-            rows.append({"prompt": [{**message, TASK_KEY: index} for message in messages],
-                         "task_index": index, "task_id": info.get("task_id")})
+            rows.append(
+                {
+                    "prompt": [{**message, TASK_KEY: index} for message in messages],
+                    "task_index": index,
+                    "task_id": info.get("task_id"),
+                }
+            )
     finally:
         env.close()
     return Dataset.from_list(rows)
@@ -91,9 +96,11 @@ def task_index_of(prompt: Any) -> int:
     """The task index a prompt from :func:`envgym_dataset` carries; a clear error for any other prompt."""
     if isinstance(prompt, list) and prompt and isinstance(prompt[0], dict) and prompt[0].get(TASK_KEY) is not None:
         return int(prompt[0][TASK_KEY])
-    raise ValueError(f"this prompt does not come from envgym_dataset (its messages carry no {TASK_KEY!r}), so the "
-                     f"envgym task it stands for is unknown; build train_dataset with envgym_dataset(env_id, n). "
-                     f"Got {prompt!r:.200}")
+    raise ValueError(
+        f"this prompt does not come from envgym_dataset (its messages carry no {TASK_KEY!r}), so the "
+        f"envgym task it stands for is unknown; build train_dataset with envgym_dataset(env_id, n). "
+        f"Got {prompt!r:.200}"
+    )
 
 
 class EnvgymRolloutFunc:
@@ -104,16 +111,21 @@ class EnvgymRolloutFunc:
     JSONL from a callback.
     """
 
-    def __init__(self, env_id: str, *, max_turns: int | None = None, max_turn_tokens: int | None = None,
-                 template_tools: bool = False, vector_mode: str = "sync", **env_kwargs: Any):
-        if max_turns is not None and max_turns < 1:
-            raise ValueError(f"max_turns must be >= 1 or None, got {max_turns}")
+    def __init__(
+        self,
+        env_id: str,
+        *,
+        max_turn_tokens: int | None = None,
+        template_tools: bool = False,
+        vector_mode: str = "sync",
+        **env_kwargs: Any,
+    ):
         if max_turn_tokens is not None and max_turn_tokens < 1:
             raise ValueError(f"max_turn_tokens must be >= 1 or None, got {max_turn_tokens}")
         require_trl()
         envgym.spec(env_id)  # an unknown id fails here, with "did you mean", not at the first training step
         self.env_id, self.env_kwargs = env_id, env_kwargs
-        self.max_turns, self.max_turn_tokens = max_turns, max_turn_tokens
+        self.max_turn_tokens = max_turn_tokens
         self.template_tools, self.vector_mode = template_tools, vector_mode
         self.last_result: Any = None
         self._envs: dict[int, envgym.VectorEnv] = {}
@@ -127,16 +139,26 @@ class EnvgymRolloutFunc:
 
         _check_trainer(trainer)
         indices = [task_index_of(prompt) for prompt in prompts]
-        group_size = _group_size(indices)
+        num_generations = _num_generations(indices)
         budget = trainer.max_completion_length
-        sampling = SamplingParams(max_new_tokens=min(self.max_turn_tokens or budget, budget),
-                                  temperature=trainer.temperature, top_p=trainer.top_p)
+        sampling = SamplingParams(
+            max_completion_length=min(self.max_turn_tokens or budget, budget),
+            temperature=trainer.temperature,
+            top_p=trainer.top_p,
+        )
         # Seeds depend on (TRL's seed, call) only; a group shares one seed, so its G envs start identically.
         seed = trainer.args.seed * 1_000_003 + self._calls * len(prompts)
         self._calls += 1
-        result = rollout(TrainerPolicy(trainer), self._vector_env(len(prompts)), sampling=sampling,
-                         group_size=group_size, task_indices=indices[::group_size], seed=seed,
-                         max_turns=self.max_turns, max_episode_tokens=budget, template_tools=self.template_tools)
+        result = rollout(
+            TrainerPolicy(trainer),
+            self._vector_env(len(prompts)),
+            sampling=sampling,
+            num_generations=num_generations,
+            task_indices=indices[::num_generations],
+            seed=seed,
+            max_episode_tokens=budget,
+            template_tools=self.template_tools,
+        )
         self.last_result = result
         for prompt, index, episode in zip(prompts, indices, result.episodes):
             if not episode.failed:  # an env that failed at reset has no prompt to compare
@@ -156,20 +178,30 @@ class EnvgymRolloutFunc:
         self._envs.clear()
 
 
-def envgym_rollout_func(env_id: str, *, max_turns: int | None = None, max_turn_tokens: int | None = None,
-                        template_tools: bool = False, vector_mode: str = "sync",
-                        **env_kwargs: Any) -> EnvgymRolloutFunc:
+def envgym_rollout_func(
+    env_id: str,
+    *,
+    max_turn_tokens: int | None = None,
+    template_tools: bool = False,
+    vector_mode: str = "sync",
+    **env_kwargs: Any,
+) -> EnvgymRolloutFunc:
     """A ``rollout_func`` for ``GRPOTrainer`` that plays ``env_id`` (made with ``env_kwargs``) with envgym's loop.
 
     Sampling follows the trainer's ``GRPOConfig``: ``temperature``, ``top_p``, and ``max_completion_length`` as
     the token budget of a whole episode (policy, env and template tokens together, as TRL counts them).
-    max_turns: a turn limit on top of the env's own.
+    The env's turn limit is its own: ``max_turns`` in ``env_kwargs`` sets it, as for :func:`envgym.make`.
     max_turn_tokens: most tokens of one assistant turn (default: the whole budget).
     template_tools: pass the env's tool schemas to the chat template (for envs made with ``prompt_format=None``).
     vector_mode: ``sync``, ``thread`` or ``process`` (see :func:`envgym.make_vec`).
     """
-    return EnvgymRolloutFunc(env_id, max_turns=max_turns, max_turn_tokens=max_turn_tokens,
-                             template_tools=template_tools, vector_mode=vector_mode, **env_kwargs)
+    return EnvgymRolloutFunc(
+        env_id,
+        max_turn_tokens=max_turn_tokens,
+        template_tools=template_tools,
+        vector_mode=vector_mode,
+        **env_kwargs,
+    )
 
 
 def trl_batch(trajectories: Sequence[Any], eos_id: int) -> dict[str, list[Any]]:
@@ -180,10 +212,21 @@ def trl_batch(trajectories: Sequence[Any], eos_id: int) -> dict[str, list[Any]]:
     length limit. An episode that failed keeps its tokens with ``env_mask`` all 0 (it trains nothing); one
     with no turn at all gets a single masked EOS, since TRL cannot take an empty completion.
     """
-    batch: dict[str, list[Any]] = {key: [] for key in ("prompt_ids", "completion_ids", "logprobs", "env_mask",
-                                                      "envgym_return", "envgym_turn_rewards",
-                                                      "envgym_reward_components", "envgym_error",
-                                                      "envgym_truncated", "envgym_task_id")}
+    batch: dict[str, list[Any]] = {
+        key: []
+        for key in (
+            "prompt_ids",
+            "completion_ids",
+            "logprobs",
+            "env_mask",
+            "envgym_return",
+            "envgym_turn_rewards",
+            "envgym_reward_components",
+            "envgym_error",
+            "envgym_truncated",
+            "envgym_task_id",
+        )
+    }
     for trajectory in trajectories:
         end = trajectory.turn_ends[-1] + 1 if trajectory.turn_ends else 0
         ids, logprobs, mask = trajectory.completion_ids[:end], trajectory.logprobs[:end], trajectory.loss_mask[:end]
@@ -208,8 +251,12 @@ def trl_batch(trajectories: Sequence[Any], eos_id: int) -> dict[str, list[Any]]:
     return batch
 
 
-def envgym_reward_func(completions: list[Any], envgym_return: list[float | None],
-                       log_metric: Callable[[str, float], None] | None = None, **kwargs: Any) -> list[float | None]:
+def envgym_reward_func(
+    completions: list[Any],
+    envgym_return: list[float | None],
+    log_metric: Callable[[str, float], None] | None = None,
+    **kwargs: Any,
+) -> list[float | None]:
     """TRL reward function for :func:`envgym_rollout_func`: each episode's return (the sum of its per-turn
     rewards); ``None`` for an episode that failed (TRL gives it advantage 0). Logs
     ``envgym/failed_fraction``."""
@@ -222,24 +269,36 @@ def envgym_component_reward(name: str) -> Callable[..., list[float | None]]:
     """A TRL reward function for one named reward component (summed over the episode's turns), so TRL logs
     each part apart and ``GRPOConfig.reward_weights`` weighs them; use these *instead of*
     :func:`envgym_reward_func`, not beside it. A component an episode never reported counts 0."""
-    def component_reward(completions: list[Any], envgym_reward_components: list[dict[str, float]],
-                         envgym_error: list[str | None], **kwargs: Any) -> list[float | None]:
-        return [None if error is not None else float(components.get(name, 0.0))
-                for components, error in zip(envgym_reward_components, envgym_error)]
+
+    def component_reward(
+        completions: list[Any],
+        envgym_reward_components: list[dict[str, float]],
+        envgym_error: list[str | None],
+        **kwargs: Any,
+    ) -> list[float | None]:
+        return [
+            None if error is not None else float(components.get(name, 0.0))
+            for components, error in zip(envgym_reward_components, envgym_error)
+        ]
 
     component_reward.__name__ = f"envgym_{name}"
     return component_reward
 
 
-def envgym_environment_reward(completions: list[list[Message]], environments: list[EnvgymToolEnvironment],
-                              log_metric: Callable[[str, float], None] | None = None,
-                              **kwargs: Any) -> list[float | None]:
+def envgym_environment_reward(
+    completions: list[list[Message]],
+    environments: list[EnvgymToolEnvironment],
+    log_metric: Callable[[str, float], None] | None = None,
+    **kwargs: Any,
+) -> list[float | None]:
     """TRL reward function for :func:`envgym_environment_factory`: hands each rollout's final assistant turn to
     its environment object (TRL never shows it to the environment, and envgym's verifiers grade it) and returns
     the episode's return; ``None`` for an episode that failed. Logs ``envgym/failed_fraction``."""
     if any(not isinstance(environment, EnvgymToolEnvironment) for environment in environments):
-        raise TypeError("envgym_environment_reward needs the environments of envgym_environment_factory; got "
-                        f"{sorted({type(e).__name__ for e in environments})}")
+        raise TypeError(
+            "envgym_environment_reward needs the environments of envgym_environment_factory; got "
+            f"{sorted({type(e).__name__ for e in environments})}"
+        )
     rewards = [environment._finish(completion) for completion, environment in zip(completions, environments)]
     _refuse_all_failed([environment.episode.error for environment in environments], "the environment factory")
     if log_metric is not None:
@@ -250,12 +309,14 @@ def envgym_environment_reward(completions: list[list[Message]], environments: li
 def _refuse_all_failed(errors: list[str | None], source: str) -> None:
     """Training on a batch where nothing could be scored would silently learn nothing: say so instead."""
     if errors and all(error is not None for error in errors):
-        raise RuntimeError(f"every one of the {len(errors)} episodes of this batch failed in {source} (first error: "
-                           f"{errors[0]}); these are env/verifier/sandbox failures, not rewards, so there is "
-                           "nothing to train on")
+        raise RuntimeError(
+            f"every one of the {len(errors)} episodes of this batch failed in {source} (first error: "
+            f"{errors[0]}); these are env/verifier/sandbox failures, not rewards, so there is "
+            "nothing to train on"
+        )
 
 
-def _group_size(indices: list[int]) -> int:
+def _num_generations(indices: list[int]) -> int:
     """Length of the runs of equal task indices (TRL's GRPO groups), when they all have one length, else 1."""
     runs, start = [], 0
     for position in range(1, len(indices) + 1):

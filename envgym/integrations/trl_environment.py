@@ -25,8 +25,14 @@ import envgym
 from envgym.core import Action, Message, Wrapper
 from envgym.tools import Tool, ToolEnv
 
-_JSON_TO_PYTHON: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
-                                    "object": dict}
+_JSON_TO_PYTHON: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
 _RESERVED = ("reset", "get_reward")
 MIN_TRL_VERSION = "1.16"
 """The first TRL whose ``GRPOTrainer`` has both hooks as used here (``env_mask``, ``environments`` in rewards)."""
@@ -61,14 +67,21 @@ class EnvgymToolEnvironment:
         """
         if task_index is None:
             columns = sorted([*row, *(["prompt"] if prompt is not None else [])])
-            raise ValueError(f"the dataset row has no 'task_index' (its columns: {columns}); build "
-                             "train_dataset with envgym_dataset(env_id, n) so each row names its envgym task")
+            raise ValueError(
+                f"the dataset row has no 'task_index' (its columns: {columns}); build "
+                "train_dataset with envgym_dataset(env_id, n) so each row names its envgym task"
+            )
         index = int(task_index)
         messages, info = self._env.reset(seed=index, options={"task_index": index})
         if prompt is not None:
             check_prompt(prompt, messages, self.env_id, index)
-        self._episode = envgym.Episode(env_id=self.env_id, task_id=info.get("task_id"), prompt=messages, seed=index,
-                                       reset_info={k: v for k, v in info.items() if k != "tools"})
+        self._episode = envgym.Episode(
+            env_id=self.env_id,
+            task_id=info.get("task_id"),
+            prompt=messages,
+            seed=index,
+            reset_info={k: v for k, v in info.items() if k != "tools"},
+        )
         return None
 
     def _call_tool(self, name: str, arguments: dict[str, Any]) -> str:
@@ -78,8 +91,11 @@ class EnvgymToolEnvironment:
             return f"Not run: the environment failed ({episode.error}); this episode is discarded."
         if episode.done:
             return "Not run: the episode has ended; give your final answer."
-        call = {"id": f"call_{episode.num_turns}", "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+        call = {
+            "id": f"call_{episode.num_turns}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+        }
         messages = self._step({"role": "assistant", "content": "", "tool_calls": [call]})
         return "\n".join(str(message.get("content") or "") for message in messages)
 
@@ -89,8 +105,13 @@ class EnvgymToolEnvironment:
         not played, and the episode counts as truncated with the rewards it earned."""
         episode = self.episode
         final = completion[-1] if completion else None
-        if (not episode.done and not episode.failed and isinstance(final, dict)
-                and final.get("role") == "assistant" and not final.get("tool_calls")):
+        if (
+            not episode.done
+            and not episode.failed
+            and isinstance(final, dict)
+            and final.get("role") == "assistant"
+            and not final.get("tool_calls")
+        ):
             self._step(str(final.get("content") or ""))
         return None if episode.failed else episode.total_reward
 
@@ -114,25 +135,31 @@ def require_trl() -> None:
     try:
         installed = version("trl")
     except PackageNotFoundError:
-        raise ImportError(f"envgym.integrations.trl needs TRL >= {MIN_TRL_VERSION}: "
-                          f"pip install 'trl>={MIN_TRL_VERSION}'") from None
+        raise ImportError(
+            f"envgym.integrations.trl needs TRL >= {MIN_TRL_VERSION}: pip install 'trl>={MIN_TRL_VERSION}'"
+        ) from None
     from packaging.version import Version  # a dependency of TRL itself
 
     if Version(installed) < Version(MIN_TRL_VERSION):
-        raise ImportError(f"envgym.integrations.trl needs TRL >= {MIN_TRL_VERSION} (its GRPOTrainer's rollout_func "
-                          f"env_mask and environment_factory); TRL {installed} is installed: "
-                          f"pip install -U 'trl>={MIN_TRL_VERSION}'")
+        raise ImportError(
+            f"envgym.integrations.trl needs TRL >= {MIN_TRL_VERSION} (its GRPOTrainer's rollout_func "
+            f"env_mask and environment_factory); TRL {installed} is installed: "
+            f"pip install -U 'trl>={MIN_TRL_VERSION}'"
+        )
 
 
 def check_prompt(row_prompt: Any, env_messages: list[Message], env_id: str, index: int) -> None:
     """Refuse a row whose prompt is not the env's prompt for its task (a dataset built with other env kwargs)."""
+
     def key(messages: Any) -> list[tuple[Any, Any]]:
         return [(m.get("role"), m.get("content")) for m in messages or []]
 
     if key(row_prompt) != key(env_messages):
-        raise ValueError(f"the dataset row for task {index} holds a different prompt than {env_id} gives for that task "
-                         f"(row: {key(row_prompt)!r:.300}; env: {key(env_messages)!r:.300}); build the dataset with "
-                         "envgym_dataset and the same env id and env kwargs")
+        raise ValueError(
+            f"the dataset row for task {index} holds a different prompt than {env_id} gives for that task "
+            f"(row: {key(row_prompt)!r:.300}; env: {key(env_messages)!r:.300}); build the dataset with "
+            "envgym_dataset and the same env id and env kwargs"
+        )
 
 
 def envgym_environment_factory(env_id: str, **env_kwargs: Any) -> type[EnvgymToolEnvironment]:
@@ -149,9 +176,12 @@ def envgym_environment_factory(env_id: str, **env_kwargs: Any) -> type[EnvgymToo
         tools = list(_tool_env(probe, env_id).tools.values())
     finally:
         probe.close()
-    namespace: dict[str, Any] = {"env_id": env_id, "env_kwargs": dict(env_kwargs), "__module__": __name__,
-                                 "__doc__": f"{env_id} for TRL's environment_factory; tools: "
-                                            f"{', '.join(tool.name for tool in tools)}."}
+    namespace: dict[str, Any] = {
+        "env_id": env_id,
+        "env_kwargs": dict(env_kwargs),
+        "__module__": __name__,
+        "__doc__": f"{env_id} for TRL's environment_factory; tools: {', '.join(tool.name for tool in tools)}.",
+    }
     for tool in tools:
         namespace[tool.name] = tool_method(tool)
     name = re.sub(r"\W", "", env_id.split("/")[-1].split("-v")[0]) or "Envgym"
@@ -163,8 +193,10 @@ def tool_method(tool: Tool) -> Any:
     tool's name, description, parameter types, enums and required list. Other JSON-schema constraints
     (bounds, patterns) are not expressible that way; the env still enforces them and says so to the model."""
     if tool.name.startswith("_") or tool.name in _RESERVED:
-        raise ValueError(f"tool {tool.name!r} cannot be a TRL environment method: TRL hides names starting with '_' "
-                         f"and reserves {', '.join(_RESERVED)}")
+        raise ValueError(
+            f"tool {tool.name!r} cannot be a TRL environment method: TRL hides names starting with '_' "
+            f"and reserves {', '.join(_RESERVED)}"
+        )
     properties: dict[str, Any] = tool.parameters.get("properties", {})
     required = set(tool.parameters.get("required", []))
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
@@ -172,8 +204,9 @@ def tool_method(tool: Tool) -> Any:
     lines = []
     for name in sorted(properties, key=lambda key: key not in required):  # required first, as Python wants
         if not name.isidentifier():
-            raise ValueError(f"tool {tool.name!r}: parameter {name!r} is not a Python identifier, so it cannot be "
-                             "a method argument")
+            raise ValueError(
+                f"tool {tool.name!r}: parameter {name!r} is not a Python identifier, so it cannot be a method argument"
+            )
         spec = properties[name]
         hint = _python_type(tool.name, name, spec)
         default = inspect.Parameter.empty if name in required else None
@@ -201,12 +234,14 @@ def _python_type(tool: str, name: str, spec: dict[str, Any]) -> Any:
     kinds = [kind] if isinstance(kind, str) else list(kind or [])
     unknown = [k for k in kinds if k not in _JSON_TO_PYTHON and k != "null"]
     if not kinds or unknown:
-        raise ValueError(f"tool {tool!r}: parameter {name!r} has JSON type {kind!r}; a TRL environment method needs "
-                         f"one of {', '.join(_JSON_TO_PYTHON)} (or a list of them, with 'null')")
+        raise ValueError(
+            f"tool {tool!r}: parameter {name!r} has JSON type {kind!r}; a TRL environment method needs "
+            f"one of {', '.join(_JSON_TO_PYTHON)} (or a list of them, with 'null')"
+        )
     types = [_array_type(spec) if k == "array" else _JSON_TO_PYTHON[k] for k in kinds if k != "null"]
     if "null" in kinds:
         types.append(type(None))
-    return types[0] if len(types) == 1 else typing.Union[tuple(types)]
+    return types[0] if len(types) == 1 else typing.Union[tuple(types)]  # noqa: UP007 -- built from a runtime list
 
 
 def _array_type(spec: dict[str, Any]) -> Any:
@@ -219,7 +254,9 @@ def _tool_env(env: Any, env_id: str) -> ToolEnv:
     current = env
     while not isinstance(current, ToolEnv):
         if not isinstance(current, Wrapper):
-            raise TypeError(f"{env_id} is not a tool env (no ToolEnv under its wrappers), so it has no tools to expose "
-                            "as methods; train it with envgym_rollout_func instead")
+            raise TypeError(
+                f"{env_id} is not a tool env (no ToolEnv under its wrappers), so it has no tools to expose "
+                "as methods; train it with envgym_rollout_func instead"
+            )
         current = current.env
     return current

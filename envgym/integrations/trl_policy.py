@@ -30,8 +30,11 @@ class TrainerPolicy(TransformersPolicy):
         from trl.models.utils import unwrap_model_for_generation
 
         args = self.trainer.args
-        with unwrap_model_for_generation(self.trainer.model_wrapped, self.trainer.accelerator,
-                                         gather_deepspeed3_params=args.ds3_gather_for_generation,
-                                         gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs) as model:
+        with unwrap_model_for_generation(
+            self.trainer.model_wrapped,
+            self.trainer.accelerator,
+            gather_deepspeed3_params=args.ds3_gather_for_generation,
+            gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+        ) as model:
             self.model = model
             return super().generate(prompts, params)

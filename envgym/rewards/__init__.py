@@ -5,5 +5,12 @@ from envgym.rewards.group import answer_equivalence, group_values
 from envgym.rewards.spec import SOURCES, RewardComponent, RewardSpec, RewardSpecError
 from envgym.rewards.wrapper import apply_reward
 
-__all__ = ["SOURCES", "RewardComponent", "RewardSpec", "RewardSpecError", "answer_equivalence", "apply_reward",
-           "group_values"]
+__all__ = [
+    "SOURCES",
+    "RewardComponent",
+    "RewardSpec",
+    "RewardSpecError",
+    "answer_equivalence",
+    "apply_reward",
+    "group_values",
+]

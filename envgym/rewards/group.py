@@ -2,16 +2,18 @@
 
 The trainer (:mod:`envgym.agents.training.group_rewards`) gives each group's final answers to :func:`group_values`; the
 answers are compared with the equivalence the component names (:func:`answer_equivalence`), so ``1/2``, ``0.5``
-and ``\\frac{1}{2}`` are one answer for a math env.
+and ``\\frac{1}{2}`` are one answer for a math env. An answer the env refused when it graded the episode
+(``action_valid=False``: ``\\boxed{8 - 5}`` where the value is asked for) is no answer here and cannot vote.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from envgym.rewards.spec import RewardComponent
-from envgym.verifiers.vote import self_consistency, vote_on_answers
+from envgym.verifiers.vote import cluster_answers, self_consistency, vote_on_answers
 
 Equivalence = Callable[[str, str], bool]
 
@@ -37,19 +39,47 @@ def answer_equivalence(env: Any, kind: str = "env") -> Equivalence:
     return own if callable(own) else exact_match
 
 
-def group_values(component: RewardComponent, answers: Sequence[str | None],
-                 same: Equivalence) -> tuple[list[float], dict[str, Any]]:
+def collapse(answers: Sequence[str | None], same: Equivalence) -> dict[str, float]:
+    """How far a group has collapsed onto one answer: ``group_collapse``, the largest cluster's share of the group
+    (1.0: every response gave one answer); ``distinct_answers``, the number of clusters; ``answer_entropy``, the
+    entropy (nats) of the answers over the group (responses without an answer count as one more outcome)."""
+    clusters = cluster_answers(answers, same)
+    sizes = [len(c) for c in clusters] + ([sum(a is None for a in answers)] if None in answers else [])
+    total = len(answers) or 1
+    entropy = -sum(n / total * math.log(n / total) for n in sizes if n)
+    return {
+        "group_collapse": max((len(c) for c in clusters), default=0) / total,
+        "distinct_answers": float(len(clusters)),
+        "answer_entropy": entropy + 0.0,
+    }
+
+
+def group_values(
+    component: RewardComponent, answers: Sequence[str | None], same: Equivalence
+) -> tuple[list[float], dict[str, Any]]:
     """The unweighted value of a group component for each episode, and what to log about the group.
 
     - ``majority_vote`` (TTRL, arXiv:2504.16084): 1 for the members of the largest cluster of equivalent answers
       (the pseudo-label), else 0; logs ``vote_agreement``, the majority's share of the group.
     - ``self_consistency``: each answer's share of the group that agrees with it; logs ``vote_agreement`` too.
-    Episodes without an answer get 0 and never vote.
+
+    Episodes without an answer get 0 and never vote. A collapsed group gets no vote reward at all: fewer than
+    ``min_distinct`` distinct answers (default 2: a group that all gave one answer, a constant, cannot win by
+    agreeing with itself; its GRPO advantages would be 0 anyway) or an answer entropy below ``min_entropy``.
+    Both log the group's :func:`collapse` and ``vote_guarded`` (1.0 when the guard withheld the reward).
     """
+    if component.source not in ("majority_vote", "self_consistency"):
+        raise ValueError(f"{component.name!r} (source {component.source!r}) is not a group reward")
+    shape = collapse(answers, same)
+    guarded = shape["distinct_answers"] < component.option("min_distinct") or shape[
+        "answer_entropy"
+    ] < component.option("min_entropy")
+    logged: dict[str, Any] = {**shape, "vote_guarded": float(guarded)}
     if component.source == "majority_vote":
         vote = vote_on_answers(answers, same)
-        return vote.rewards, {"vote_agreement": vote.agreement, "pseudo_label": vote.label}
-    if component.source == "self_consistency":
-        shares = self_consistency(answers, same)
-        return shares, {"vote_agreement": max(shares, default=0.0)}
-    raise ValueError(f"{component.name!r} (source {component.source!r}) is not a group reward")
+        values = vote.rewards
+        logged.update(vote_agreement=vote.agreement, pseudo_label=vote.label)
+    else:
+        values = self_consistency(answers, same)
+        logged["vote_agreement"] = max(values, default=0.0)
+    return ([0.0] * len(values) if guarded else values), logged

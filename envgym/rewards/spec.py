@@ -46,6 +46,12 @@ EQUIVALENCES = ("env", "math", "exact")
 SEGMENTS = ("lines", "step", "blank", "regex")
 STEP_SCORERS = ("rule", "judge")
 CREDITS = ("min", "sum")
+SCOPES = ("answer", "turn")
+# The scope a per-turn source has unless the spec says otherwise: what grades the answer is scored once, on the
+# answering turn; what means something on every turn (a length, a tool call) every turn. ``env``: the env's
+# declaration (``Env.reward_ranges``), else ``answer``.
+DEFAULT_SCOPES = {"env": None, "pattern": "answer", "format": "answer", "judge": "answer", "length": "turn"}
+DEFAULT_SCOPES["tool_cost"] = "turn"
 _REQUIRED = object()
 
 
@@ -54,34 +60,75 @@ class RewardSpecError(ValueError):
 
 
 _JUDGE_OPTIONS: dict[str, tuple[str, Any]] = {
-    "base_url": ("str", _REQUIRED), "model": ("str", _REQUIRED), "rubric": ("str", None), "scale": ("positive_int", 10),
-    "timeout": ("positive_number", 60.0), "retries": ("count", 2), "cache_size": ("positive_int", 4096),
-    "reference": ("bool", True), "api_key_env": ("str", None), "max_tokens": ("positive_int", 512),
-    "examples": ("messages", ())}
+    "base_url": ("str", _REQUIRED),
+    "model": ("str", _REQUIRED),
+    "rubric": ("str", None),
+    "scale": ("positive_int", 10),
+    "timeout": ("positive_number", 60.0),
+    "retries": ("count", 2),
+    "cache_size": ("positive_int", 4096),
+    "reference": ("bool", True),
+    "api_key_env": ("str", None),
+    "max_tokens": ("positive_int", 512),
+    "examples": ("examples", ()),
+    "json_mode": ("bool", False),
+}
+# A vote counts only in a group that has not collapsed: at least min_distinct answers, and an answer entropy (nats)
+# of at least min_entropy (see envgym.rewards.group).
+_VOTE_OPTIONS: dict[str, tuple[str, Any]] = {
+    "equivalence": ("equivalence", "env"),
+    "min_distinct": ("positive_int", 2),
+    "min_entropy": ("nonnegative_number", 0.0),
+}
+# Every per-turn source: when it is scored and what it can be worth (see DEFAULT_SCOPES and default_range).
+_SCORING: dict[str, tuple[str, Any]] = {"scope": ("scope", None), "range": ("range", None)}
 
 # Per source: option name -> (kind, default). Kinds are checked by _check_option; _REQUIRED has no default.
 OPTIONS: dict[str, dict[str, tuple[str, Any]]] = {
-    "env": {"component": ("str", None)},
-    "pattern": {"pattern": ("regex", None), "patterns": ("regex_list", None), "cap": ("positive_int", None)},
-    "format": {"tags": ("str_list", ()), "pattern": ("regex", None), "penalty": ("number", 0.0)},
-    "length": {"max_length": ("positive_int", _REQUIRED), "buffer": ("positive_int", _REQUIRED)},
-    "tool_cost": {},
-    "judge": {**_JUDGE_OPTIONS, "part": ("str", None)},
+    "env": {"component": ("str", None), **_SCORING},
+    "pattern": {
+        "pattern": ("regex", None),
+        "patterns": ("regex_list", None),
+        "cap": ("positive_int", None),
+        **_SCORING,
+    },
+    "format": {"tags": ("str_list", ()), "pattern": ("regex", None), "penalty": ("number", 0.0), **_SCORING},
+    "length": {"max_length": ("positive_int", _REQUIRED), "buffer": ("positive_int", _REQUIRED), **_SCORING},
+    "tool_cost": dict(_SCORING),
+    "judge": {**_JUDGE_OPTIONS, "part": ("str", None), **_SCORING},
     "flip": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0)},
-    "gaussian": {"rate": ("probability", _REQUIRED), "applies_to": ("str", _REQUIRED), "seed": ("int", 0),
-                 "sigma": ("positive_number", 0.5)},
-    "majority_vote": {"equivalence": ("equivalence", "env")},
-    "self_consistency": {"equivalence": ("equivalence", "env")},
+    "gaussian": {
+        "rate": ("probability", _REQUIRED),
+        "applies_to": ("str", _REQUIRED),
+        "seed": ("int", 0),
+        "sigma": ("positive_number", 0.5),
+    },
+    "majority_vote": {**_VOTE_OPTIONS},
+    "self_consistency": {**_VOTE_OPTIONS},
     "judge_group": dict(_JUDGE_OPTIONS),
-    "reward_model": {"model": ("str", None), "url": ("str", None), "batch_size": ("positive_int", 8),
-                     "max_length": ("positive_int", 1024), "device": ("str", None), "timeout": ("positive_number", 60.0),
-                     "retries": ("count", 2)},
-    "self_certainty": {},
-    "process": {"segment": ("segment", "lines"), "split": ("regex", None), "scorer": ("scorer", "rule"),
-                "rule": ("regex", None), "credit": ("credit", "min"),
-                **{k: (kind, None if k in ("base_url", "model") else default)
-                   for k, (kind, default) in _JUDGE_OPTIONS.items() if k != "reference"},
-                "reference": ("bool", False)},
+    "reward_model": {
+        "model": ("str", None),
+        "url": ("str", None),
+        "batch_size": ("positive_int", 8),
+        "max_length": ("positive_int", 1024),
+        "device": ("str", None),
+        "timeout": ("positive_number", 60.0),
+        "retries": ("count", 2),
+    },
+    "self_certainty": {"max_repetition": ("probability", 0.5)},
+    "process": {
+        "segment": ("segment", "lines"),
+        "split": ("regex", None),
+        "scorer": ("scorer", "rule"),
+        "rule": ("regex", None),
+        "credit": ("credit", "min"),
+        **{
+            k: (kind, None if k in ("base_url", "model") else default)
+            for k, (kind, default) in _JUDGE_OPTIONS.items()
+            if k != "reference"
+        },
+        "reference": ("bool", False),
+    },
 }
 _COMMON = ("name", "source", "weight", "gate")
 
@@ -111,7 +158,19 @@ class RewardComponent:
         return "group" if self.source in GROUP_SOURCES else "process" if self.source in PROCESS_SOURCES else "step"
 
     def option(self, key: str) -> Any:
-        return self.options[key]
+        """The option's value, or its default for the source (a component built without a spec has none set)."""
+        if key in self.options:
+            return self.options[key]
+        default = OPTIONS[self.source][key][1]
+        if default is _REQUIRED:
+            raise KeyError(f"{self.name!r} (source {self.source!r}) has no {key!r}, and it has no default")
+        return default
+
+    @property
+    def scope(self) -> str | None:
+        """``answer`` (scored once, on the answering turn) or ``turn`` (every turn) for a per-turn source; None
+        where the env decides (``source: env`` without a ``scope``) or for other kinds."""
+        return self.options.get("scope") or DEFAULT_SCOPES.get(self.source)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,8 +243,9 @@ class RewardSpec:
 
 def _component(item: Any, where: str) -> RewardComponent:
     if not isinstance(item, Mapping):
-        raise RewardSpecError(f"{where} must be a mapping such as {{name: correct, source: env, weight: 1.0}}, "
-                              f"got {_show(item)}")
+        raise RewardSpecError(
+            f"{where} must be a mapping such as {{name: correct, source: env, weight: 1.0}}, got {_show(item)}"
+        )
     for key in ("name", "source"):
         if key not in item:
             raise RewardSpecError(f"{where}.{key} is missing; every component needs a name and a source")
@@ -193,8 +253,9 @@ def _component(item: Any, where: str) -> RewardComponent:
     if source not in SOURCES:
         raise RewardSpecError(f"{where}.source must be one of {', '.join(SOURCES)}; got {_show(source)}")
     options = {k: v for k, v in item.items() if k not in _COMMON}
-    return RewardComponent(name=item["name"], source=source, weight=item.get("weight", 1.0), gate=item.get("gate"),
-                           options=options)
+    return RewardComponent(
+        name=item["name"], source=source, weight=item.get("weight", 1.0), gate=item.get("gate"), options=options
+    )
 
 
 def _validate_spec(spec: RewardSpec, where: str) -> None:
@@ -208,39 +269,56 @@ def _validate_spec(spec: RewardSpec, where: str) -> None:
             raise RewardSpecError(f"{path} must be a RewardComponent, got {_show(component)}")
         _validate_component(component, path)
         if component.name in names:
-            raise RewardSpecError(f"{path}.name {component.name!r} is already the name of "
-                                  f"{where}.components[{names[component.name]}]; names must be unique")
+            raise RewardSpecError(
+                f"{path}.name {component.name!r} is already the name of "
+                f"{where}.components[{names[component.name]}]; names must be unique"
+            )
         names[component.name] = index
     per_turn = {c.name for c in spec.of_kind("step")}
     for index, component in enumerate(spec.components):
         path = f"{where}.components[{index}]"
         if component.gate is not None and component.gate not in per_turn:
-            raise RewardSpecError(f"{path}.gate names {component.gate!r}, which is not a per-turn component of this "
-                                  f"spec; gates can name: {sorted(per_turn - {component.name})}")
+            raise RewardSpecError(
+                f"{path}.gate names {component.gate!r}, which is not a per-turn component of this "
+                f"spec; gates can name: {sorted(per_turn - {component.name})}"
+            )
         if component.gate == component.name:
             raise RewardSpecError(f"{path}.gate names the component itself; a gate is another component")
         if component.kind == "noise" and component.option("applies_to") not in per_turn:
-            raise RewardSpecError(f"{path}.applies_to names {component.option('applies_to')!r}, which is not a "
-                                  f"per-turn component of this spec; noise can apply to: {sorted(per_turn)}")
+            raise RewardSpecError(
+                f"{path}.applies_to names {component.option('applies_to')!r}, which is not a "
+                f"per-turn component of this spec; noise can apply to: {sorted(per_turn)}"
+            )
+        if component.source == "flip":
+            target = next(c for c in spec.components if c.name == component.option("applies_to"))
+            bounds = default_range(target)
+            if bounds is not None and not all(map(math.isfinite, bounds)):
+                raise RewardSpecError(
+                    f"{path} flips {target.name!r}, whose values are unbounded {list(bounds)}; a flip mirrors a "
+                    f"value within its range: give {target.name!r} a range: [low, high]"
+                )
         if spec.hold_out_labels and _grades_against_label(component):
             raise RewardSpecError(
                 f"{path} (source {component.source!r}) grades against the task's label, which hold_out_labels: true "
                 "keeps from the reward; use label-free components (majority_vote, self_consistency, pattern, format, "
-                "length, tool_cost, a judge with reference: false)")
+                "length, tool_cost, a judge with reference: false)"
+            )
     if not spec.of_kind("step") and not spec.of_kind("group") and not spec.of_kind("process"):
         raise RewardSpecError(f"{where}.components has only noise; noise corrupts another component, add one")
 
 
 def _grades_against_label(component: RewardComponent) -> bool:
     """The env's verifier and judges given the task's label as a reference read the label."""
-    return component.source == "env" or (component.source in ("judge", "judge_group", "process")
-                                         and bool(component.options.get("reference")))
+    return component.source == "env" or (
+        component.source in ("judge", "judge_group", "process") and bool(component.options.get("reference"))
+    )
 
 
 def _validate_component(component: RewardComponent, path: str) -> None:
     if not isinstance(component.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", component.name):
-        raise RewardSpecError(f"{path}.name must be an identifier such as 'correct' (letters, digits, _ . -), "
-                              f"got {_show(component.name)}")
+        raise RewardSpecError(
+            f"{path}.name must be an identifier such as 'correct' (letters, digits, _ . -), got {_show(component.name)}"
+        )
     if component.source not in SOURCES:
         raise RewardSpecError(f"{path}.source must be one of {', '.join(SOURCES)}; got {_show(component.source)}")
     weight = component.weight
@@ -250,27 +328,34 @@ def _validate_component(component: RewardComponent, path: str) -> None:
     if component.gate is not None and not isinstance(component.gate, str):
         raise RewardSpecError(f"{path}.gate must be the name of another component, got {_show(component.gate)}")
     if component.kind == "noise" and (component.weight != 1.0 or component.gate is not None):
-        raise RewardSpecError(f"{path} is noise (source {component.source!r}): it corrupts the component named by "
-                              "applies_to and has no weight or gate of its own")
+        raise RewardSpecError(
+            f"{path} is noise (source {component.source!r}): it corrupts the component named by "
+            "applies_to and has no weight or gate of its own"
+        )
     allowed = OPTIONS[component.source]
     unknown = sorted(set(component.options) - set(allowed))
     if unknown:
-        raise RewardSpecError(f"{path} has unknown keys {unknown} for source {component.source!r}; it takes "
-                              f"{sorted(_COMMON + tuple(allowed))}")
+        raise RewardSpecError(
+            f"{path} has unknown keys {unknown} for source {component.source!r}; it takes "
+            f"{sorted(_COMMON + tuple(allowed))}"
+        )
     options = {}
     for key, (kind, default) in allowed.items():
         value = component.options.get(key, _REQUIRED)
         if value is _REQUIRED and default is _REQUIRED:
             raise RewardSpecError(f"{path}.{key} is missing; source {component.source!r} needs it")
         # A default passes as it is (a spec validated twice, e.g. rebuilt from its components, stays valid).
-        options[key] = default if value is _REQUIRED or value == default else _check_option(value, kind, f"{path}.{key}")
+        options[key] = (
+            default if value is _REQUIRED or value == default else _check_option(value, kind, f"{path}.{key}")
+        )
     if component.source == "pattern" and (options["pattern"] is None) == (options["patterns"] is None):
         raise RewardSpecError(f"{path} needs exactly one of pattern (a regex) or patterns (a list of regexes)")
     if component.source == "format" and not options["tags"] and options["pattern"] is None:
         raise RewardSpecError(f"{path} needs tags (e.g. [answer]), a pattern, or both")
     if component.source == "length" and options["buffer"] > options["max_length"]:
-        raise RewardSpecError(f"{path}.buffer must be <= max_length, got buffer={options['buffer']}, "
-                              f"max_length={options['max_length']}")
+        raise RewardSpecError(
+            f"{path}.buffer must be <= max_length, got buffer={options['buffer']}, max_length={options['max_length']}"
+        )
     _check_combinations(component, options, path)
     object.__setattr__(component, "options", options)
 
@@ -278,8 +363,10 @@ def _validate_component(component: RewardComponent, path: str) -> None:
 def _check_combinations(component: RewardComponent, options: dict[str, Any], path: str) -> None:
     """Options that depend on each other (one of two, or one needed by a choice of another)."""
     if component.source == "reward_model" and (options["model"] is None) == (options["url"] is None):
-        raise RewardSpecError(f"{path} needs exactly one of model (a Hugging Face sequence-classification model: a "
-                              "path or hub name) or url (an HTTP scorer answering POST {'texts': [...]})")
+        raise RewardSpecError(
+            f"{path} needs exactly one of model (a Hugging Face sequence-classification model: a "
+            "path or hub name) or url (an HTTP scorer answering POST {'texts': [...]})"
+        )
     if component.source != "process":
         return
     if options["segment"] == "regex" and options["split"] is None:
@@ -306,14 +393,18 @@ def _check_option(value: Any, kind: str, path: str) -> Any:
         return float(value)
     if kind == "positive_number" and number and math.isfinite(value) and value > 0:
         return float(value)
+    if kind == "nonnegative_number" and number and math.isfinite(value) and value >= 0:
+        return float(value)
+    if kind == "range" and _is_range(value):
+        return (float(value[0]), float(value[1]))
     if kind == "probability" and number and 0.0 <= value <= 1.0:
         return float(value)
     if kind == "equivalence" and value in EQUIVALENCES:
         return value
     if kind in _CHOICES and value in _CHOICES[kind]:
         return value
-    if kind == "messages":
-        from envgym.verifiers.judge import check_examples
+    if kind == "examples":
+        from envgym.verifiers.judge_prompt import check_examples
 
         try:
             return tuple(check_examples(value))
@@ -321,7 +412,12 @@ def _check_option(value: Any, kind: str, path: str) -> Any:
             raise RewardSpecError(f"{path}: {error}") from None
     if kind in ("regex", "regex_list", "str_list"):
         items = [value] if kind == "regex" else value
-        if isinstance(items, Sequence) and not isinstance(items, str) and items and all(isinstance(i, str) for i in items):
+        if (
+            isinstance(items, Sequence)
+            and not isinstance(items, str)
+            and items
+            and all(isinstance(i, str) for i in items)
+        ):
             if kind != "str_list":
                 for item in items:
                     try:
@@ -329,16 +425,50 @@ def _check_option(value: Any, kind: str, path: str) -> Any:
                     except re.error as error:
                         raise RewardSpecError(f"{path} is not a valid regular expression ({error}): {item!r}") from None
             return value if kind == "regex" else tuple(items)
-    expected = {"str": "a non-empty string", "bool": "true or false", "int": "an integer",
-                "count": "an integer >= 0", "positive_int": "an integer >= 1", "number": "a number",
-                "positive_number": "a number > 0", "probability": "a probability in [0, 1]",
-                "equivalence": f"one of {', '.join(EQUIVALENCES)}",
-                **{name: f"one of {', '.join(choices)}" for name, choices in _CHOICES.items()}, "regex": "a regular expression (a string)",
-                "regex_list": "a non-empty list of regular expressions", "str_list": "a non-empty list of strings"}
+    expected = {
+        "str": "a non-empty string",
+        "bool": "true or false",
+        "int": "an integer",
+        "count": "an integer >= 0",
+        "positive_int": "an integer >= 1",
+        "number": "a number",
+        "positive_number": "a number > 0",
+        "nonnegative_number": "a number >= 0",
+        "range": "[low, high], two numbers with low <= high",
+        "probability": "a probability in [0, 1]",
+        "equivalence": f"one of {', '.join(EQUIVALENCES)}",
+        **{name: f"one of {', '.join(choices)}" for name, choices in _CHOICES.items()},
+        "regex": "a regular expression (a string)",
+        "regex_list": "a non-empty list of regular expressions",
+        "str_list": "a non-empty list of strings",
+    }
     raise RewardSpecError(f"{path} must be {expected[kind]}, got {_show(value)}")
 
 
-_CHOICES = {"segment": SEGMENTS, "scorer": STEP_SCORERS, "credit": CREDITS}
+_CHOICES = {"segment": SEGMENTS, "scorer": STEP_SCORERS, "credit": CREDITS, "scope": SCOPES}
+
+
+def _is_range(value: Any) -> bool:
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, str)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) for v in value)
+        and value[0] <= value[1]
+    )
+
+
+def default_range(component: RewardComponent) -> tuple[float, float] | None:
+    """The values a per-turn component takes when its spec sets no ``range``; None for ``env`` (the env declares
+    it in ``Env.reward_ranges``)."""
+    if component.options.get("range") is not None:
+        return tuple(component.options["range"])
+    source = component.source
+    if source == "format":
+        return (min(0.0, -component.options["penalty"]), 1.0)
+    return {"pattern": (0.0, 1.0), "judge": (0.0, 1.0), "length": (-1.0, 0.0), "tool_cost": (-math.inf, 0.0)}.get(
+        source
+    )
 
 
 def _show(value: Any) -> str:

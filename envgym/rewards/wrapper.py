@@ -3,55 +3,126 @@
 ``apply_reward(env, spec)`` builds, from the inside out:
 
 1. :class:`SelectEnvComponents`: the env's own components the spec names (``source: env``), renamed to their spec
-   names; the env's full report stays in ``info["env_reward_components"]``;
+   names; the env's full report stays in ``info["env_reward_components"]``. It also decides the **answering
+   turn** (``info["answer_turn"]``): the first turn the env marks with ``info["answer_turn"]``, else the turn
+   that ends the episode. Answer components are scored there once; per-turn ones on every turn;
 2. one shaping wrapper per per-turn component, each adding its *unweighted* value under its name
-   (``PatternReward``, ``FormatReward``, ``LengthPenalty``, :class:`ToolCostReward`, :class:`JudgeReward`);
-3. one ``RewardNoise`` per noise component, on the unweighted value it applies to;
+   (``PatternReward``, ``FormatReward``, ``LengthPenalty``, :class:`ToolCostReward`,
+   :class:`~envgym.rewards.judge_reward.JudgeReward`);
+3. one ``RewardNoise`` per noise component, on the unweighted value it applies to, on the turns where that
+   component is scored, within its range;
 4. :class:`ComposeReward`: gates, then weights; the reward is the sum. ``info["reward_raw_components"]`` keeps
    the values before gates and weights (group rewards read their gates there), ``info["reward_weights"]`` the
    weights (GDPO divides them out).
 
-Group components (``majority_vote``, ``self_consistency``) are not computed here: the trainer adds them after a
+A failure the policy causes scores the component's minimum and is recorded in ``info["reward_failures"]``: an
+answer component the env did not report on the answering turn (the policy never answered: it stalled with tool
+calls until the turn limit), a judge reply the response broke, a value that is not a finite number.
+
+Group components (``majority_vote``, ``self_consistency``...) are not computed here: the trainer adds them after a
 group's episodes end (:mod:`envgym.agents.training.group_rewards`).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import threading
+import dataclasses
+import math
+import warnings
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Wrapper, action_text, reward_total
-from envgym.rewards.spec import RewardComponent, RewardSpec
-from envgym.wrappers.rewards import FormatReward, LengthPenalty, PatternReward, RewardComponentWrapper, RewardNoise
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Wrapper, reward_total
+from envgym.rewards.judge_reward import JudgeReward, shared_judge
+from envgym.rewards.spec import RewardComponent, RewardSpec, RewardSpecError, default_range
+from envgym.wrappers.rewards import (
+    FormatReward,
+    LengthPenalty,
+    PatternReward,
+    RewardComponentWrapper,
+    RewardNoise,
+    record_failure,
+)
+
+__all__ = ["ComposeReward", "SelectEnvComponents", "ToolCostReward", "apply_reward", "scoring_of", "shared_judge"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Scoring:
+    """When a spec component is scored and what it can be worth, resolved against the env it wraps."""
+
+    per_turn: bool
+    low: float
+    high: float
+
+
+def scoring_of(spec: RewardSpec, env: Env, where: str = "reward") -> dict[str, Scoring]:
+    """Every per-turn component's :class:`Scoring`: the spec's ``scope``/``range`` where it sets them, else the
+    source's defaults, else (``source: env``) the env's declaration (``Env.reward_ranges``), else an answer grade
+    in [0, 1]. A name the env declares it never reports is refused here, before any episode."""
+    declared = env.unwrapped.reward_ranges
+    out = {}
+    for index, component in enumerate(spec.components):
+        if component.kind != "step":
+            continue
+        bounds = default_range(component)
+        scope = component.scope
+        if component.source == "env":
+            env_name = component.option("component") or component.name
+            if declared and env_name not in declared:
+                raise RewardSpecError(
+                    f"{where}.components[{index}] reads env component {env_name!r}, which "
+                    f"{type(env.unwrapped).__name__} never reports; it reports {sorted(declared)}"
+                )
+            own = declared.get(env_name, RewardRange())
+            bounds = bounds or (own.low, own.high)
+            scope = scope or ("turn" if own.per_turn else "answer")
+        out[component.name] = Scoring(scope == "turn", *bounds)
+    return out
 
 
 def apply_reward(env: Env, spec: RewardSpec | dict[str, Any]) -> Env:
     """``env`` with its reward replaced by what ``spec`` (a :class:`RewardSpec` or its dict form) composes."""
     spec = RewardSpec.coerce(spec)
-    wrapped: Env = SelectEnvComponents(env, spec.of_kind("step"))
+    scoring = scoring_of(spec, env)
+    wrapped: Env = SelectEnvComponents(env, spec.of_kind("step"), scoring)
     for component in spec.of_kind("step"):
-        wrapped = _shaping_wrapper(wrapped, component)
+        wrapped = _shaping_wrapper(wrapped, component, scoring[component.name].per_turn)
     for component in spec.of_kind("noise"):
-        wrapped = RewardNoise(wrapped, p=component.option("rate"), mode=component.source,
-                              sigma=component.options.get("sigma", 0.5), component=component.option("applies_to"),
-                              seed=component.option("seed"))
-    return ComposeReward(wrapped, spec)
+        target = scoring[component.option("applies_to")]
+        wrapped = RewardNoise(
+            wrapped,
+            p=component.option("rate"),
+            mode=component.source,
+            sigma=component.options.get("sigma", 0.5),
+            component=component.option("applies_to"),
+            seed=component.option("seed"),
+            low=target.low,
+            high=target.high,
+            per_turn=target.per_turn,
+        )
+    return ComposeReward(wrapped, spec, scoring)
 
 
-def _shaping_wrapper(env: Env, component: RewardComponent) -> Env:
+def _shaping_wrapper(env: Env, component: RewardComponent, per_turn: bool) -> Env:
     options, name = component.options, component.name
     if component.source == "pattern":
         patterns = [options["pattern"]] if options["pattern"] is not None else list(options["patterns"])
-        return PatternReward(env, patterns=patterns, cap=options["cap"], weight=1.0, name=name)
+        return PatternReward(env, patterns=patterns, cap=options["cap"], weight=1.0, name=name, per_turn=per_turn)
     if component.source == "format":
-        return FormatReward(env, tags=options["tags"], pattern=options["pattern"], penalty=options["penalty"],
-                            weight=1.0, name=name)
+        return FormatReward(
+            env,
+            tags=options["tags"],
+            pattern=options["pattern"],
+            penalty=options["penalty"],
+            weight=1.0,
+            name=name,
+            per_turn=per_turn,
+        )
     if component.source == "length":
-        return LengthPenalty(env, max_length=options["max_length"], buffer=options["buffer"], weight=1.0, name=name)
+        return LengthPenalty(
+            env, max_length=options["max_length"], buffer=options["buffer"], weight=1.0, name=name, per_turn=per_turn
+        )
     if component.source == "tool_cost":
-        return ToolCostReward(env, weight=1.0, name=name)
+        return ToolCostReward(env, weight=1.0, name=name, per_turn=per_turn)
     if component.source == "judge":
         return JudgeReward(env, component)
     return env  # source "env": SelectEnvComponents already put it in place
@@ -59,20 +130,23 @@ def _shaping_wrapper(env: Env, component: RewardComponent) -> Env:
 
 class SelectEnvComponents(Wrapper):
     """Keeps the env components a spec names, under their spec names, unweighted (a component the env reports
-    with a weight in ``info["reward_weights"]`` is divided by it, as GDPO does).
+    with a weight in ``info["reward_weights"]`` is divided by it, as GDPO does), and marks the answering turn.
 
-    An env may report a component on some turns only (a tool env's ``correct`` on the answering turn): a turn
-    without it counts 0. A component the env never reports in a whole episode is a misconfigured spec, reported
-    as the episode's ``info["error"]`` (a failure, never a silent 0) with the names the env does report.
+    A per-turn component the env leaves out of a turn counts 0 there. An answer component is read on the
+    answering turn only (0 on the others); missing there, the policy never gave what it grades (it stalled until
+    the turn limit): it scores its minimum and is recorded in ``info["reward_failures"]``.
     """
 
-    def __init__(self, env: Env, step_components: list[RewardComponent]):
+    def __init__(self, env: Env, step_components: list[RewardComponent], scoring: dict[str, Scoring]):
         super().__init__(env)
         self.wanted = {c.name: c.option("component") or c.name for c in step_components if c.source == "env"}
-        self._seen: set[str] = set()
+        self.scoring = scoring
+        self.declared = bool(env.unwrapped.reward_ranges)
+        self._answered = False
+        self._warned: set[str] = set()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        self._seen = set()
+        self._answered = False
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Action) -> StepResult:
@@ -80,16 +154,37 @@ class SelectEnvComponents(Wrapper):
         reported = info.get("reward_components")
         reported = dict(reported) if reported is not None else {"env": float(reward)}
         info["env_reward_components"] = reported
-        self._seen.update(reported)
+        answer_turn = not self._answered and bool(info.get("answer_turn") or terminated or truncated)
+        self._answered = self._answered or answer_turn
+        info["answer_turn"] = answer_turn
         # Unweighted: a value the env (or a wrapper inside it) weighted is divided back; the spec's weight replaces it.
         env_weights = info.pop("reward_weights", None) or {}
-        info["reward_components"] = {name: _unweighted(reported.get(env_name, 0.0), env_weights.get(env_name, 1.0))
-                                     for name, env_name in self.wanted.items()}
-        missing = sorted(env_name for env_name in self.wanted.values() if env_name not in self._seen)
-        if (terminated or truncated) and missing and "error" not in info:
-            info["error"] = (f"the reward spec names env components {missing}, which this env never reported in the "
-                             f"episode; it reported {sorted(self._seen)}")
-        return messages, reward_total(info["reward_components"]), terminated, truncated, info
+        components = {}
+        for name, env_name in self.wanted.items():
+            scoring = self.scoring[name]
+            if scoring.per_turn or (answer_turn and env_name in reported):
+                components[name] = _unweighted(reported.get(env_name, 0.0), env_weights.get(env_name, 1.0))
+            elif not answer_turn:
+                components[name] = 0.0
+            else:
+                components[name] = scoring.low
+                if "error" not in info:
+                    record_failure(info, name, f"the episode ended without an answer for {env_name!r}")
+                    self._warn_undeclared(env_name, reported)
+        info["reward_components"] = components
+        return messages, reward_total(components), terminated, truncated, info
+
+    def _warn_undeclared(self, env_name: str, reported: dict[str, float]) -> None:
+        """An env that declares nothing cannot tell a typo from a missing answer: say so once."""
+        if self.declared or env_name in self._warned:
+            return
+        self._warned.add(env_name)
+        warnings.warn(
+            f"{type(self.env.unwrapped).__name__} ended an episode without reporting {env_name!r} (it reported "
+            f"{sorted(reported)}); scored as the policy's failure. Declare Env.reward_ranges to have a misspelt "
+            "name refused when the spec is applied.",
+            stacklevel=2,
+        )
 
 
 def _unweighted(value: float, weight: float) -> float:
@@ -107,100 +202,25 @@ class ToolCostReward(RewardComponentWrapper):
         return -float(len(calls) if isinstance(calls, list) else int(calls or 0))
 
 
-class JudgeReward(Wrapper):
-    """An LLM judge's score in [0, 1] (:class:`envgym.verifiers.judge.Judge`) on the turn that ends the episode.
-
-    The judge reads the task's prompt (its last user message), the final response and, with ``reference: true``,
-    the task's label. Judges with the same settings are shared by every env of a process, so its cache serves the
-    whole group. A judge that cannot be reached (after its retries) or gives no score is the episode's
-    ``info["error"]``: the trainer drops the episode and eval counts it in ``n_failed``; it is never a 0.
-    """
-
-    def __init__(self, env: Env, component: RewardComponent):
-        super().__init__(env)
-        self.component = component
-        self.judge = shared_judge(component)
-
-    def step(self, action: Action) -> StepResult:
-        from envgym.verifiers.judge import JudgeError
-
-        messages, reward, terminated, truncated, info = self.env.step(action)
-        components = info.setdefault("reward_components", {})
-        components[self.component.name] = 0.0
-        if not (terminated or truncated) or "error" in info:
-            return messages, reward_total(components), terminated, truncated, info
-        task = self.env.task
-        question = _question(task.messages if task is not None else [])
-        reference = str(task.answer) if self.component.option("reference") and task is not None and \
-            task.answer is not None else None
-        response = action_text(action)
-        part = self.component.option("part")
-        if part is not None:  # judge one named part of the reply (a proof), as the env reports it in info["parts"]
-            parts = info.get("parts") or {}
-            if part not in parts:
-                if info.get("action_valid") is False:  # no answer, so nothing to judge: the policy's mistake
-                    return messages, reward_total(components), terminated, truncated, info
-                info["error"] = (f"judge {self.component.name!r} reads part {part!r}, which the env did not report "
-                                 f"(its parts: {sorted(parts)})")
-                return messages, reward_total(components), terminated, truncated, info
-            response = str(parts[part])
-        try:
-            judgement = self.judge.score(question, response, reference)
-        except JudgeError as error:
-            info["error"] = f"judge {self.component.name!r} failed: {error}"
-            return messages, reward_total(components), terminated, truncated, info
-        if judgement.score is None:
-            info["error"] = (f"judge {self.component.name!r} gave no score after {judgement.attempts} attempts; "
-                             f"its last reply: {judgement.reply[:200]!r}")
-        else:
-            components[self.component.name] = judgement.score
-        info.setdefault("judge", {})[self.component.name] = {"score": judgement.score, "cached": judgement.cached}
-        return messages, reward_total(components), terminated, truncated, info
-
-
-def _question(messages: list[Message]) -> str:
-    users = [m for m in messages if m.get("role") == "user"]
-    return action_text(users[-1]) if users else ""
-
-
-_JUDGE_KEYS = ("base_url", "model", "rubric", "scale", "timeout", "retries", "cache_size", "api_key_env",
-               "max_tokens", "examples")
-_judges: dict[tuple, Any] = {}
-_judges_lock = threading.Lock()
-
-
-def shared_judge(component: RewardComponent) -> Any:
-    """One :class:`~envgym.verifiers.judge.Judge` per distinct setting in this process (its cache is shared)."""
-    from envgym.verifiers.judge import DEFAULT_GROUP_RUBRIC, DEFAULT_RUBRIC, DEFAULT_STEP_RUBRIC, Judge
-
-    options = component.options
-    # judge (pointwise), judge_group (relative) and a process judge (per step) differ in rubric only
-    key = (component.source, json.dumps({k: v for k, v in options.items() if k in _JUDGE_KEYS}, sort_keys=True))
-    own_rubric = options["rubric"]
-    with _judges_lock:
-        if key not in _judges:
-            api_key = os.environ.get(options["api_key_env"]) if options["api_key_env"] else None
-            pointwise = DEFAULT_STEP_RUBRIC if component.source == "process" else DEFAULT_RUBRIC
-            _judges[key] = Judge(options["base_url"], options["model"], rubric=own_rubric or pointwise,
-                                 group_rubric=own_rubric or DEFAULT_GROUP_RUBRIC,
-                                 scale=options["scale"], api_key=api_key, timeout=options["timeout"],
-                                 retries=options["retries"], cache_size=options["cache_size"],
-                                 max_tokens=options["max_tokens"], examples=options["examples"])
-        return _judges[key]
-
-
 class ComposeReward(Wrapper):
     """The last stage: gates, then weights (see the module docstring). The reward is the sum of the weighted,
-    gated per-turn components; ``reward/<name>`` logs each of them."""
+    gated per-turn components; ``reward/<name>`` logs each of them. A value that is not a finite number (a NaN a
+    response provoked) scores the component's minimum, recorded as a policy failure."""
 
-    def __init__(self, env: Env, spec: RewardSpec):
+    def __init__(self, env: Env, spec: RewardSpec, scoring: dict[str, Scoring]):
         super().__init__(env)
         self.reward_spec = spec
         self.step_components = spec.of_kind("step")
+        self.scoring = scoring
 
     def step(self, action: Action) -> StepResult:
         messages, reward, terminated, truncated, info = self.env.step(action)
         raw = {name: float(value) for name, value in (info.get("reward_components") or {}).items()}
+        for name, value in raw.items():
+            if not math.isfinite(value) and name in self.scoring:
+                low = self.scoring[name].low
+                raw[name] = low if math.isfinite(low) else 0.0
+                record_failure(info, name, f"the value was {value}, not a finite number")
         info["reward_raw_components"] = raw
         info["reward_components"] = composed = {}
         info["reward_weights"] = {}

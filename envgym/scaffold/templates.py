@@ -1,7 +1,8 @@
 """The files ``envgym init NAME`` writes: a pip-installable package with one honest single-turn env.
 
 Kept as strings in code (not data files) so that they ship with any install of envgym. ``{dist}`` is the
-distribution name, ``{package}`` the import name, ``{namespace}`` the env id namespace.
+distribution name, ``{package}`` the import name, ``{namespace}`` the env id namespace, ``{group}`` the entry-point
+group envgym reads.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from envgym.registration import ENTRY_POINT_GROUP
+
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
-PYPROJECT = '''[build-system]
+PYPROJECT = """[build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
 
@@ -30,9 +33,9 @@ dev = ["pytest>=8"]
 packages = ["{package}"]
 
 # envgym runs every function named here once, when it first lists or makes envs.
-[project.entry-points."envgym.envs"]
+[project.entry-points."{group}"]
 {namespace} = "{package}:register_envs"
-'''
+"""
 
 INIT = '''"""envgym environments of {dist}. ``register_envs`` is the plugin entry point (see pyproject.toml)."""
 
@@ -145,7 +148,7 @@ def test_audit_finds_nothing():
         assert report.findings == [], [f.to_dict() for f in report.findings]
 '''
 
-README = '''# {dist}
+README = """# {dist}
 
 envgym environments, registered as a plugin: after `pip install -e .` they show in `envgym list`.
 
@@ -164,21 +167,22 @@ pytest -q                         # the same checks as tests
 Add an env: write its class next to `{package}/reverse.py` (with `reference_action()`, and `wrong_action()` where
 an honest wrong answer earns something), register it in `register_envs` and add its id to `ENV_IDS`.
 See envgym's docs/custom-env.md and docs/audit.md.
-'''
+"""
 
 
 def names(name: str) -> dict[str, str]:
     """The distribution, import and namespace names for ``name`` (``my-envs`` -> ``my-envs``, ``my_envs``)."""
     if not NAME_PATTERN.match(name):
-        raise ValueError(f"bad package name {name!r}: use letters, digits, '-' and '_', starting with a letter "
-                         "(e.g. my-envs)")
+        raise ValueError(
+            f"bad package name {name!r}: use letters, digits, '-' and '_', starting with a letter (e.g. my-envs)"
+        )
     package = name.replace("-", "_").lower()
     return {"dist": name, "package": package, "namespace": package}
 
 
 def scaffold(name: str, folder: str | Path) -> list[Path]:
     """Write the package for ``name`` into ``folder`` (which must not exist or be empty); return the files."""
-    values = names(name)
+    values = {**names(name), "group": ENTRY_POINT_GROUP}
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
         raise ValueError(f"{folder} exists and is not empty; choose another --dir")

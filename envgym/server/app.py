@@ -2,7 +2,8 @@
 
     POST   /sessions                 {"env_id", "kwargs"}            -> {"session_id", "token", ...}
     POST   /sessions/{id}/reset      {"seed", "options", "request_id"} -> {"messages", "info"}
-    POST   /sessions/{id}/step       {"action", "request_id"}          -> {"messages", "reward", "terminated", "truncated", "info"}
+    POST   /sessions/{id}/step       {"action", "request_id"}          -> {"messages", "reward", "terminated",
+                                                                        "truncated", "info"}
     GET    /sessions/{id}                                              -> session facts (steps, idle time, worker pid)
     DELETE /sessions/{id}
     GET    /envs, GET /health, GET /openapi.json, GET /docs
@@ -21,17 +22,14 @@ import asyncio
 import contextlib
 import dataclasses
 import hmac
-import json
 import time
 from typing import Any
 
-from fastapi import FastAPI, Header, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI, Header
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, Response
-from starlette.exceptions import HTTPException
 
-from envgym.server.fast_lane import FastLane, document, validation_error
+from envgym.server.errors import exception_handlers, send_error
+from envgym.server.fast_lane import FastLane, document
 from envgym.server.openenv_app import OpenEnvRoutes
 from envgym.server.protocol import CreateSession, ErrorBody, ServerError, SessionCreated
 from envgym.server.sessions import SessionManager
@@ -87,6 +85,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         description=__doc__,
         lifespan=lifespan,
         responses=_ERRORS,
+        exception_handlers=exception_handlers(hint=" (see /docs)"),
     )
     app.add_middleware(OpenEnvRoutes, sessions=lambda: holder["sessions"])  # /openenv/{env_id}/...
     app.add_middleware(FastLane, sessions=lambda: holder["sessions"])  # outside OpenEnvRoutes: per-turn routes first
@@ -95,25 +94,17 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            errors = {str(status): {"description": "Error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
-                      for status in _ERRORS}
+            errors = {
+                str(status): {
+                    "description": "Error",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+                }
+                for status in _ERRORS
+            }
             app.openapi_schema = document(schema, errors)
         return app.openapi_schema
 
     app.openapi = openapi
-
-    @app.exception_handler(ServerError)
-    async def server_error(request: Request, error: ServerError) -> Response:
-        return Response(error.body(), status_code=error.status, media_type="application/json", headers=error.headers)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, error: RequestValidationError) -> Response:
-        return await server_error(request, validation_error(list(error.errors())))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, error: HTTPException) -> Response:
-        code = {404: "route_not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
-        return _error(error.status_code, code, f"{error.detail}: {request.method} {request.url.path} (see /docs)")
 
     def sessions() -> SessionManager:
         return holder["sessions"]
@@ -139,8 +130,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     @app.post("/sessions", status_code=201, response_model=SessionCreated, summary="Open a session")
     async def create_session(body: CreateSession) -> Any:
         session = await sessions().create(body.env_id, body.kwargs, body.request_id)
-        return SessionCreated(session_id=session.id, token=session.token, env_id=session.env_id,
-                              idle_timeout_s=sessions().idle_timeout_s)
+        return SessionCreated(
+            session_id=session.id, token=session.token, env_id=session.env_id, idle_timeout_s=sessions().idle_timeout_s
+        )
 
     @app.get("/sessions/{session_id}", summary="Facts about a session")
     async def describe(session_id: str, x_session_token: str | None = Header(None)) -> dict[str, Any]:
@@ -154,10 +146,6 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         return {"session_id": session_id, "closed": True}
 
     return app
-
-
-def _error(status: int, code: str, message: str) -> Response:
-    return JSONResponse({"error": code, "message": message}, status_code=status)
 
 
 class Guard:
@@ -178,21 +166,21 @@ class Guard:
         if self.token is not None and scope["path"] != "/health":
             refusal = self._refusal(headers)
             if refusal is not None:
-                return await _send_error(send, *refusal)
+                return await send_error(send, refusal)
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            return await _send_error(send, 413, "body_too_large", self._too_large(int(length)))
+            return await send_error(send, ServerError("body_too_large", self._too_large(int(length))))
         if length is not None:
             return await self.app(scope, receive, send)
         return await self._limited(scope, receive, send)
 
-    def _refusal(self, headers: dict[bytes, bytes]) -> tuple[int, str, str] | None:
-        """(status, code, message) when the bearer token is missing or wrong; None when it is right."""
+    def _refusal(self, headers: dict[bytes, bytes]) -> ServerError | None:
+        """The error when the bearer token is missing or wrong; None when it is right."""
         given = headers.get(b"authorization", b"")
         if not given:
-            return 401, "unauthorized", "this server needs 'Authorization: Bearer TOKEN'"
+            return ServerError("unauthorized", "this server needs 'Authorization: Bearer TOKEN'")
         if not hmac.compare_digest(given, b"Bearer " + (self.token or "").encode()):
-            return 403, "forbidden", "the bearer token in the Authorization header is wrong"
+            return ServerError("forbidden", "the bearer token in the Authorization header is wrong")
         return None
 
     async def _websocket(self, scope: dict, receive: Any, send: Any) -> None:
@@ -212,7 +200,7 @@ class Guard:
             state["received"] += len(message.get("body", b""))
             if state["received"] > self.max_body_bytes and not state["answered"]:
                 state["answered"] = True
-                await _send_error(send, 413, "body_too_large", self._too_large(state["received"]))
+                await send_error(send, ServerError("body_too_large", self._too_large(state["received"])))
                 return {"type": "http.disconnect"}
             return message
 
@@ -224,10 +212,3 @@ class Guard:
 
     def _too_large(self, size: int) -> str:
         return f"the request body ({size} bytes so far) is over this server's limit of {self.max_body_bytes} bytes"
-
-
-async def _send_error(send: Any, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": code, "message": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})

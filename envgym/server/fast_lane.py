@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from envgym.server.errors import validation_error
 from envgym.server.protocol import ResetRequest, ResetResult, ServerError, StepRequest, StepResult
 from envgym.server.sessions import SessionManager
 
@@ -44,8 +46,13 @@ class FastLane:
             status, answer = 200, await self._answer(session_id, op, body, token)
         except ServerError as error:
             status, answer = error.status, error.body()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [*_JSON, (b"content-length", str(len(answer)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [*_JSON, (b"content-length", str(len(answer)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": answer})
 
     async def _answer(self, session_id: str, op: str, body: bytes, token: str | None) -> bytes:
@@ -100,15 +107,6 @@ def _parse(model: type[BaseModel], body: bytes) -> Any:
         raise validation_error(error.errors(include_url=False), prefix=("body",)) from None
 
 
-def validation_error(problems: list[dict[str, Any]], prefix: tuple = ()) -> ServerError:
-    """The one wording of request validation errors (FastAPI's handler uses it too)."""
-    if any(p.get("type") == "json_invalid" for p in problems):
-        detail = problems[0].get("ctx", {}).get("error", "parse error")
-        return ServerError("malformed_json", f"the request body is not valid JSON ({detail})")
-    text = "; ".join(f"{'.'.join(str(part) for part in (*prefix, *p.get('loc', ())))}: {p.get('msg')}" for p in problems)
-    return ServerError("invalid_request", f"the request does not match the schema (see /openapi.json): {text}")
-
-
 async def _read_body(receive: Any) -> bytes | None:
     chunks = []
     while True:
@@ -134,17 +132,31 @@ def document(schema: dict[str, Any], error_responses: dict[str, Any]) -> dict[st
         model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         components.update(model_schema.pop("$defs", {}))
         components[model.__name__] = model_schema
-    for op, request, result, summary in (("step", StepRequest, StepResult, "Play one assistant turn"),
-                                         ("reset", ResetRequest, ResetResult, "Start an episode")):
-        schema["paths"][f"/sessions/{{session_id}}/{op}"] = {"post": {
-            "summary": summary,
-            "operationId": f"{op}_session",
-            "parameters": [
-                {"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                {"name": "x-session-token", "in": "header", "required": True, "schema": {"type": "string"}},
-            ],
-            "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{request.__name__}"}}}},
-            "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{result.__name__}"}}}},
-                          **error_responses},
-        }}
+    for op, request, result, summary in (
+        ("step", StepRequest, StepResult, "Play one assistant turn"),
+        ("reset", ResetRequest, ResetResult, "Start an episode"),
+    ):
+        schema["paths"][f"/sessions/{{session_id}}/{op}"] = {
+            "post": {
+                "summary": summary,
+                "operationId": f"{op}_session",
+                "parameters": [
+                    {"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "x-session-token", "in": "header", "required": True, "schema": {"type": "string"}},
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{request.__name__}"}}},
+                },
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "content": {
+                            "application/json": {"schema": {"$ref": f"#/components/schemas/{result.__name__}"}}
+                        },
+                    },
+                    **error_responses,
+                },
+            }
+        }
     return schema

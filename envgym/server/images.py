@@ -16,7 +16,10 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parents[2]
 DOCKERFILES = REPOSITORY / "docker"
 BASE_TAG = "envgym-server-base:latest"
-IMAGES = {"envgym-env-server:latest": "env-server.Dockerfile", "envgym-sandbox-server:latest": "sandbox-server.Dockerfile"}
+IMAGES = {
+    "envgym-env-server:latest": "env-server.Dockerfile",
+    "envgym-sandbox-server:latest": "sandbox-server.Dockerfile",
+}
 SOURCE_FOLDERS = ("envgym", "envs", "sandbox", "agents")
 EXTRAS = ("server", "search")  # besides the core dependencies: uvloop/httptools, and the search server's
 
@@ -44,22 +47,31 @@ def server_site_packages() -> list[str]:
             requirement = Requirement(text)
             if requirement.marker is None or any(requirement.marker.evaluate({"extra": e}) for e in extras or ("",)):
                 pending.append((requirement.name, tuple(requirement.extras)))
-    modules = {module for module, owners in packages_distributions().items()
-               if any(canonicalize_name(owner) in wanted for owner in owners)}
+    modules = {
+        module
+        for module, owners in packages_distributions().items()
+        if any(canonicalize_name(owner) in wanted for owner in owners)
+    }
     return sorted({"envgym", *modules} - {"_distutils_hack"} - {m for m in modules if m.startswith("__editable__")})
 
 
 def build_images(client=None) -> dict[str, str]:
     """Build the base image and every image of :data:`IMAGES`; returns ``{tag: image id}``."""
     import docker
-
     from envgym.sandbox.images import build_python_base_image
 
     client = client or docker.from_env()
     built = {BASE_TAG: build_python_base_image(BASE_TAG, site_packages=server_site_packages(), client=client)}
     for tag, dockerfile in IMAGES.items():
-        image, _ = client.images.build(fileobj=_context(dockerfile), custom_context=True, tag=tag, pull=False,
-                                       buildargs={"BASE": BASE_TAG}, rm=True, forcerm=True)
+        image, _ = client.images.build(
+            fileobj=_context(dockerfile),
+            custom_context=True,
+            tag=tag,
+            pull=False,
+            buildargs={"BASE": BASE_TAG},
+            rm=True,
+            forcerm=True,
+        )
         built[tag] = image.id
     return built
 

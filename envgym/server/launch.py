@@ -1,5 +1,6 @@
-"""Start an env server and wait until it serves: in a child process (:class:`LocalServer`) or in a thread of
-this process (:func:`serve_in_thread`). For tests, benchmarks and notebooks.
+"""Start a server: in this process, printing a ready line (:func:`serve_app`, what every ``envgym serve`` HTTP
+command runs), in a child process (:class:`LocalServer`) or in a thread of this process (:func:`serve_in_thread`,
+:func:`app_in_thread`), waiting until it serves. For the CLI, tests, benchmarks and notebooks.
 
     with LocalServer(workers="thread", idle_timeout=5) as server:
         env = RemoteEnv(server.url, "games/GuessNumber-v0")
@@ -17,14 +18,14 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from envgym.server.cli import READY_LINE
-
 if TYPE_CHECKING:
     from envgym.server.app import ServerSettings
 
+READY_LINE = "envgym env server listening on"
+
 
 class LocalServer:
-    """``python -m envgym.server`` on 127.0.0.1 and a free port; options are ``envgym serve env``'s, as
+    """``envgym serve env`` on 127.0.0.1 and a free port; options are the command's, as
     keyword arguments (``max_sessions=8`` -> ``--max-sessions 8``)."""
 
     def __init__(self, *, port: int = 0, startup_timeout_s: float = 60.0, **options: Any):
@@ -36,13 +37,15 @@ class LocalServer:
         self.output: list[str] = []
 
     def start(self) -> LocalServer:
-        command = [sys.executable, "-m", "envgym.server", "--host", "127.0.0.1", "--port", str(self.port)]
+        command = [sys.executable, "-m", "envgym", "serve", "env", "--host", "127.0.0.1", "--port", str(self.port)]
         for name, value in self.options.items():
             if value is not None:
                 command += [f"--{name.replace('_', '-')}", str(value)]
         # The server's settings are exactly the options given: no token inherited from this environment.
         environment = {k: v for k, v in os.environ.items() if k != "ENVGYM_SERVER_TOKEN"}
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment
+        )
         ready = threading.Event()
         self._pump_thread = threading.Thread(target=self._pump, args=(ready,), daemon=True)
         self._pump_thread.start()
@@ -50,7 +53,9 @@ class LocalServer:
         while not ready.wait(0.05):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"the env server did not start ({' '.join(command)}):\n" + "".join(self.output[-40:]))
+                raise RuntimeError(
+                    f"the env server did not start ({' '.join(command)}):\n" + "".join(self.output[-40:])
+                )
         return self
 
     def _pump(self, ready: threading.Event) -> None:
@@ -134,3 +139,42 @@ def serve_in_thread(settings: ServerSettings | None = None, port: int = 0) -> It
     settings = settings or ServerSettings(workers="thread")
     with app_in_thread(create_app(settings), host=settings.host, port=port) as url:
         yield url
+
+
+def run_server(settings: ServerSettings, log_level: str = "warning") -> None:
+    """Bind, serve, and print ``READY_LINE http://HOST:PORT`` once the workers are up (``--port 0`` users
+    and process supervisors read the port from it)."""
+    from envgym.server.app import create_app
+
+    serve_app(
+        create_app(settings),
+        settings.host,
+        settings.port,
+        READY_LINE,
+        log_level=log_level,
+        backlog=2048,
+        timeout_keep_alive=75,
+        ws_max_size=settings.max_body_bytes,
+    )
+
+
+def serve_app(app: Any, host: str, port: int, ready_line: str, log_level: str = "warning", **config: Any) -> None:
+    """Serve an ASGI app with uvicorn on ``host:port`` (0: a free port) and print ``ready_line URL (pid N)``
+    once it accepts connections. Every ``envgym serve`` HTTP server starts here."""
+    import socket
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    shown_host = f"[{host}]" if family == socket.AF_INET6 else host
+    url = f"http://{shown_host}:{sock.getsockname()[1]}"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list | None = None) -> None:
+            await super().startup(sockets=sockets)
+            print(f"{ready_line} {url} (pid {os.getpid()})", flush=True)
+
+    Server(uvicorn.Config(app, log_level=log_level, **config)).run(sockets=[sock])

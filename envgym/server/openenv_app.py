@@ -22,16 +22,15 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import Body, FastAPI, Request, WebSocket
-from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
-from starlette.exceptions import HTTPException
 
-from envgym.server.fast_lane import validation_error
+from envgym.server.errors import exception_handlers, validation_error
 from envgym.server.openenv_protocol import (
     OPENENV_API_VERSION,
     ChatAction,
@@ -73,9 +72,11 @@ class OpenEnvRoutes:
 
 
 async def _not_found(scope: dict, receive: Any, send: Any, path: str) -> None:
-    message = (f"no OpenEnv endpoint at {path}: each env's OpenEnv root is /openenv/ENV_ID (e.g. "
-               f"/openenv/games/GuessNumber-v0), with /ws, /reset, /step, /state, /health, /schema, /metadata, "
-               f"/mcp, /openapi.json and /docs under it")
+    message = (
+        f"no OpenEnv endpoint at {path}: each env's OpenEnv root is /openenv/ENV_ID (e.g. "
+        f"/openenv/games/GuessNumber-v0), with /ws, /reset, /step, /state, /health, /schema, /metadata, "
+        f"/mcp, /openapi.json and /docs under it"
+    )
     if scope["type"] == "websocket":
         await receive()  # the websocket.connect event
         await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})
@@ -93,23 +94,14 @@ def create_openenv_app(sessions: Callable[[], SessionManager]) -> FastAPI:
         openapi_url=None,  # served per env below: FastAPI's own caches one schema and one server URL for all
         docs_url=None,
         redoc_url=None,
+        exception_handlers=exception_handlers(),
     )
 
-    @app.exception_handler(ServerError)
-    async def server_error(request: Request, error: ServerError) -> Response:
-        return Response(error.body(), status_code=error.status, media_type=_JSON, headers=error.headers)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, error: RequestValidationError) -> Response:
-        return await server_error(request, validation_error(list(error.errors())))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, error: HTTPException) -> Response:
-        code = {404: "route_not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
-        return JSONResponse({"error": code, "message": f"{error.detail}: {request.method} {request.url.path}"},
-                            status_code=error.status_code)
-
-    @app.post("/reset", response_model=ObservationResponse, summary="Start an episode (stateless: answers its first observation)")
+    @app.post(
+        "/reset",
+        response_model=ObservationResponse,
+        summary="Start an episode (stateless: answers its first observation)",
+    )
     async def reset(request: Request, body: ResetKwargs = Body(default_factory=ResetKwargs)) -> Response:
         manager = sessions()
         session = await manager.create(_env_id(request), {}, None)
@@ -119,8 +111,11 @@ def create_openenv_app(sessions: Callable[[], SessionManager]) -> FastAPI:
             await manager.close(session, "it answered one stateless OpenEnv /reset")
         return Response(answer, media_type=_JSON)
 
-    @app.post("/step", summary="Stateless step: answers 409 reset_needed (episodes play over /ws)",
-              responses={409: {"description": "An envgym env only steps inside an episode: use /ws"}})
+    @app.post(
+        "/step",
+        summary="Stateless step: answers 409 reset_needed (episodes play over /ws)",
+        responses={409: {"description": "An envgym env only steps inside an episode: use /ws"}},
+    )
     async def step(request: Request, body: StepBody) -> Response:
         raise ServerError(
             "reset_needed",
@@ -146,8 +141,14 @@ def create_openenv_app(sessions: Callable[[], SessionManager]) -> FastAPI:
     @app.get("/metadata", summary="Name and description of the env")
     async def metadata(request: Request) -> dict[str, Any]:
         spec = env_spec(_env_id(request))
-        return {"name": spec.id, "description": spec.description or f"envgym env {spec.id}",
-                "version": f"v{spec.version}", "documentation_url": None, "readme_content": None, "author": None}
+        return {
+            "name": spec.id,
+            "description": spec.description or f"envgym env {spec.id}",
+            "version": f"v{spec.version}",
+            "documentation_url": None,
+            "readme_content": None,
+            "author": None,
+        }
 
     @app.post("/mcp", summary="MCP JSON-RPC (tool calls travel inside the assistant's turn instead)")
     async def mcp(request: Request) -> dict[str, Any]:
@@ -172,8 +173,9 @@ def create_openenv_app(sessions: Callable[[], SessionManager]) -> FastAPI:
 
     @app.get("/docs", include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=request.scope["root_path"] + "/openapi.json",
-                                   title=f"{_env_id(request)} over OpenEnv")
+        return get_swagger_ui_html(
+            openapi_url=request.scope["root_path"] + "/openapi.json", title=f"{_env_id(request)} over OpenEnv"
+        )
 
     return app
 
@@ -189,11 +191,12 @@ def answer_jsonrpc(rpc: Any, env_id: str) -> dict[str, Any]:
     the tools are: in the assistant's turn (``tool_calls``), or in ``envgym serve tools``."""
     if not isinstance(rpc, dict) or rpc.get("jsonrpc") != "2.0" or not isinstance(rpc.get("method"), str):
         request_id = rpc.get("id") if isinstance(rpc, dict) else None
-        return _rpc_error(request_id, -32600, "Invalid Request: expected {\"jsonrpc\": \"2.0\", \"method\": ..., \"id\": ...}")
+        return _rpc_error(request_id, -32600, 'Invalid Request: expected {"jsonrpc": "2.0", "method": ..., "id": ...}')
     return _rpc_error(
-        rpc.get("id"), -32601,
+        rpc.get("id"),
+        -32601,
         f"Method not found: {rpc['method']}. envgym env {env_id} takes tool calls inside the assistant's turn: "
-        f"step with {{\"message\": ..., \"tool_calls\": [...]}} (reset's metadata['tools'] lists the tools). "
+        f'step with {{"message": ..., "tool_calls": [...]}} (reset\'s metadata[\'tools\'] lists the tools). '
         f"`envgym serve tools {env_id}` serves its tools as an MCP server.",
     )
 
@@ -203,9 +206,16 @@ def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
 
 
 # envgym error code -> OpenEnv's WebSocket error code.
-_WS_CODES = {"invalid_request": "VALIDATION_ERROR", "invalid_action": "VALIDATION_ERROR",
-             "invalid_options": "VALIDATION_ERROR", "malformed_json": "INVALID_JSON", "at_capacity": "CAPACITY_REACHED",
-             "unknown_env": "FACTORY_ERROR", "invalid_env_kwargs": "FACTORY_ERROR", "session_gone": "SESSION_ERROR"}
+_WS_CODES = {
+    "invalid_request": "VALIDATION_ERROR",
+    "invalid_action": "VALIDATION_ERROR",
+    "invalid_options": "VALIDATION_ERROR",
+    "malformed_json": "INVALID_JSON",
+    "at_capacity": "CAPACITY_REACHED",
+    "unknown_env": "FACTORY_ERROR",
+    "invalid_env_kwargs": "FACTORY_ERROR",
+    "session_gone": "SESSION_ERROR",
+}
 
 
 async def _play(socket: WebSocket, manager: SessionManager) -> None:
@@ -245,7 +255,9 @@ async def _answer(raw: str | bytes, manager: SessionManager, session: Any, episo
     except ValueError as error:
         raise ServerError("malformed_json", f"the message is not valid JSON ({error})") from None
     if not isinstance(message, dict):
-        raise ServerError("invalid_request", f"a message must be a JSON object with a 'type', got {type(message).__name__}")
+        raise ServerError(
+            "invalid_request", f"a message must be a JSON object with a 'type', got {type(message).__name__}"
+        )
     kind, data = message.get("type"), message.get("data", {})
     if kind == "step":
         action = _parse(ChatAction, data, "data")
@@ -263,7 +275,9 @@ async def _answer(raw: str | bytes, manager: SessionManager, session: Any, episo
         return None
     if kind == "mcp":
         return json.dumps({"type": "mcp", "data": answer_jsonrpc(data, session.env_id)}).encode()
-    raise ServerError("invalid_request", f"unknown message type {kind!r}; OpenEnv's are reset, step, state, close and mcp")
+    raise ServerError(
+        "invalid_request", f"unknown message type {kind!r}; OpenEnv's are reset, step, state, close and mcp"
+    )
 
 
 def _parse(model: Any, data: Any, where: str) -> Any:

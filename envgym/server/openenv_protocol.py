@@ -122,8 +122,9 @@ def schemas() -> dict[str, Any]:
     }
 
 
-def encode_observation(messages: list[dict[str, Any]], reward: float | None, terminated: bool, truncated: bool,
-                       info: dict[str, Any]) -> bytes:
+def encode_observation(
+    messages: list[dict[str, Any]], reward: float | None, terminated: bool, truncated: bool, info: dict[str, Any]
+) -> bytes:
     """OpenEnv's serialized observation (``serialize_observation``): the observation's own fields under
     ``observation``, with ``reward`` and ``done`` beside it, and ``metadata`` both inside and beside it."""
     done = bool(terminated or truncated)

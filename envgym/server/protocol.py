@@ -1,4 +1,4 @@
-"""The wire protocol shared by the env server and :class:`~envgym.server.client.RemoteEnv`.
+"""The wire protocol shared by the env server and :class:`~envgym.remote.RemoteEnv`.
 
 Requests and responses are JSON. Every error is ``{"error": CODE, "message": TEXT}`` with a fixed HTTP status
 per code, so a client can turn it back into the same exception the env raised in process (``ResetNeeded``,
@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envgym.episode import to_jsonable
-
-SESSION_TOKEN_HEADER = "X-Session-Token"
+from envgym.remote import SESSION_TOKEN_HEADER
 
 
 class CreateSession(BaseModel):
@@ -113,7 +112,9 @@ def encode(value: Any) -> bytes:
 
 def encode_step(result: tuple) -> bytes:
     messages, reward, terminated, truncated, info = result
-    return encode({"messages": messages, "reward": reward, "terminated": terminated, "truncated": truncated, "info": info})
+    return encode(
+        {"messages": messages, "reward": reward, "terminated": terminated, "truncated": truncated, "info": info}
+    )
 
 
 def encode_reset(result: tuple) -> bytes:

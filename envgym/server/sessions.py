@@ -18,7 +18,8 @@ import secrets
 import time
 from typing import Any
 
-from envgym.server.protocol import SESSION_TOKEN_HEADER, ServerError
+from envgym.remote import SESSION_TOKEN_HEADER
+from envgym.server.protocol import ServerError
 from envgym.server.workers import Placement, ProcessWorkers, ThreadWorkers, WorkerLost
 
 log = logging.getLogger("envgym.server")
@@ -94,7 +95,9 @@ class SessionManager:
         session = self.sessions.get(session_id)
         if session is None:
             if session_id in self._gone:
-                raise ServerError("session_gone", f"session {session_id} is gone: {self._gone[session_id]}. Create a new session.")
+                raise ServerError(
+                    "session_gone", f"session {session_id} is gone: {self._gone[session_id]}. Create a new session."
+                )
             raise ServerError(
                 "session_not_found",
                 f"no session {session_id} on this server: it never existed here, or the server restarted since it "
@@ -109,8 +112,14 @@ class SessionManager:
             )
         return session
 
-    async def reset(self, session: Session, seed: int | None, options: dict[str, Any] | None, request_id: str | None,
-                    wire: str = "envgym") -> bytes:
+    async def reset(
+        self,
+        session: Session,
+        seed: int | None,
+        options: dict[str, Any] | None,
+        request_id: str | None,
+        wire: str = "envgym",
+    ) -> bytes:
         """Start an episode; the answer is JSON in the ``wire`` protocol (``envgym`` or ``openenv``)."""
         return await self._call(session, _OPS[wire][0], (seed, options), request_id)
 
@@ -152,7 +161,9 @@ class SessionManager:
     async def _call(self, session: Session, op: str, payload: Any, request_id: str | None) -> bytes:
         async with session.lock:
             if session.closed:
-                raise ServerError("session_gone", f"session {session.id} is gone: {self._gone.get(session.id, 'closed')}")
+                raise ServerError(
+                    "session_gone", f"session {session.id} is gone: {self._gone.get(session.id, 'closed')}"
+                )
             if request_id is not None and request_id == session.last_request_id:
                 return _answer(session.last_answer)
             session.last_used = time.monotonic()
@@ -161,7 +172,9 @@ class SessionManager:
             except WorkerLost as error:
                 reason = f"its worker process died mid-episode ({error}), and the env state with it"
                 self._forget(session, reason)
-                raise ServerError("session_gone", f"session {session.id} is gone: {reason}. Create a new session.") from None
+                raise ServerError(
+                    "session_gone", f"session {session.id} is gone: {reason}. Create a new session."
+                ) from None
             except ServerError as error:
                 answer = error
             finally:

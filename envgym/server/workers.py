@@ -90,7 +90,9 @@ def _decode_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
         if unknown:
             from envgym.core import InvalidOptions
 
-            raise InvalidOptions(f"options['task'] has unknown fields {sorted(unknown)}; Task fields are {sorted(fields)}")
+            raise InvalidOptions(
+                f"options['task'] has unknown fields {sorted(unknown)}; Task fields are {sorted(fields)}"
+            )
         options = {**options, "task": Task(**options["task"])}
     return options
 
@@ -190,7 +192,9 @@ class ProcessWorkers:
 
     def _spawn(self, slot: int, generation: int) -> _Worker:
         ours, theirs = socket.socketpair()
-        process = self._context.Process(target=_worker_main, args=(theirs,), daemon=True, name=f"envgym-env-worker-{slot}")
+        process = self._context.Process(
+            target=_worker_main, args=(theirs,), daemon=True, name=f"envgym-env-worker-{slot}"
+        )
         process.start()
         theirs.close()
         worker = _Worker(process, generation)

@@ -94,7 +94,9 @@ def load_parquet(path: str | Path, fields: FieldMap | None = None) -> ListTaskSo
     return records_to_tasks(pq.read_table(path).to_pylist(), fields or FieldMap(), id_prefix=f"{path.stem}-")
 
 
-def load_hf(name_or_path: str, fields: FieldMap | None = None, *, split: str = "train", **load_kwargs: Any) -> ListTaskSource:
+def load_hf(
+    name_or_path: str, fields: FieldMap | None = None, *, split: str = "train", **load_kwargs: Any
+) -> ListTaskSource:
     """Tasks from a Hugging Face dataset: a hub name, a local dataset folder, or a data file type with
     ``data_files=`` (``load_hf("json", data_files="x.jsonl")``). Needs ``datasets``."""
     import datasets

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Task, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, reward_total
 from envgym.tools.parsing import ToolCall, check_formats, parse_turn
 from envgym.tools.tool import Tool, ToolUnavailable, render_tools_prompt
 
@@ -105,6 +105,13 @@ class ToolEnv(Env):
         self.optimal_calls = optimal_calls
         self.call_formats = check_formats(call_formats)
         self._tag_arguments = {tool.name: tool.tag_argument for tool in tools if tool.tag_argument is not None}
+        graded = env.unwrapped.reward_ranges
+        if graded:  # the task env's grades, plus what the tool protocol adds
+            self.reward_ranges = {
+                **graded,
+                "tool_cost": RewardRange(-call_cost * max_calls_per_turn, 0.0, per_turn=True),
+                **({"tool_efficiency": RewardRange(-efficiency_weight, 0.0)} if efficiency_weight > 0 else {}),
+            }
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The tools as OpenAI ``tools`` entries (pass them to ``tokenizer.apply_chat_template(tools=...)``)."""
@@ -116,7 +123,9 @@ class ToolEnv(Env):
             inner_options["task"] = task
         messages, info = self.env.reset(seed=int(self.np_random.integers(2**31)), options=inner_options)
         if self.prompt_format is not None:
-            prompt = render_tools_prompt(list(self.tools.values()), tags=self.prompt_format == "tags", answer_format=self.answer_format)
+            prompt = render_tools_prompt(
+                list(self.tools.values()), tags=self.prompt_format == "tags", answer_format=self.answer_format
+            )
             messages = _with_system_prompt(messages, prompt)
         self._calls_total, self._errors, self._counts = 0, 0, {name: 0 for name in self.tools}
         info["tools"] = self.tool_schemas()
@@ -132,8 +141,9 @@ class ToolEnv(Env):
 
     def _step(self, action: Action) -> StepResult:
         try:
-            parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments,
-                                formats=self.call_formats)
+            parsed = parse_turn(
+                action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments, formats=self.call_formats
+            )
         except (ValueError, RecursionError) as error:  # a JSON number too long for int(), JSON nested 40,000 deep
             return self._unreadable_turn(f"the tool calls could not be read ({str(error)[:200]})")
         if parsed.calls and not parsed.answer_first:
@@ -154,8 +164,10 @@ class ToolEnv(Env):
         run, skipped = calls[: self.max_calls_per_turn], calls[self.max_calls_per_turn :]
         for call in run:
             if self.max_calls_per_episode is not None and self._calls_total >= self.max_calls_per_episode:
-                text = (f"Skipped: the tool budget of this episode ({self.max_calls_per_episode} calls) is used up. "
-                        "Give your final answer now.")
+                text = (
+                    f"Skipped: the tool budget of this episode ({self.max_calls_per_episode} calls) is used up. "
+                    "Give your final answer now."
+                )
                 over_budget += 1
             else:
                 text = self._run(call)
@@ -166,8 +178,10 @@ class ToolEnv(Env):
             # One message for all of them (a flood must not become hundreds of messages); for OpenAI calls it
             # answers the first skipped id and names the others.
             ids = ", ".join(call.id for call in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
-            text = (f"Skipped: at most {self.max_calls_per_turn} tool call(s) per turn are run; "
-                    f"{len(skipped)} more were not ({ids}).")
+            text = (
+                f"Skipped: at most {self.max_calls_per_turn} tool call(s) per turn are run; "
+                f"{len(skipped)} more were not ({ids})."
+            )
             messages.append(self._result_message(skipped[0], self._cut(text)))  # ids are the policy's: any length
             problems.append(f"{len(calls)} tool calls in one turn; at most {self.max_calls_per_turn} are run")
         if over_budget:
@@ -207,7 +221,10 @@ class ToolEnv(Env):
         """``text`` bounded by ``max_result_chars`` (results and error texts alike: both may echo the call)."""
         if len(text) <= self.max_result_chars:
             return text
-        return text[: self.max_result_chars] + f"\n[truncated: showing the first {self.max_result_chars} of {len(text)} characters]"
+        return (
+            text[: self.max_result_chars]
+            + f"\n[truncated: showing the first {self.max_result_chars} of {len(text)} characters]"
+        )
 
     def _error(self, text: str) -> str:
         self._errors += 1
@@ -224,8 +241,13 @@ class ToolEnv(Env):
         return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text}
 
     def _counts_info(self, calls_this_turn: int, skipped_this_turn: int = 0) -> dict[str, Any]:
-        return {"tool_calls": calls_this_turn, "tool_calls_skipped": skipped_this_turn,
-                "tool_calls_total": self._calls_total, "tool_errors": self._errors, "tool_counts": dict(self._counts)}
+        return {
+            "tool_calls": calls_this_turn,
+            "tool_calls_skipped": skipped_this_turn,
+            "tool_calls_total": self._calls_total,
+            "tool_errors": self._errors,
+            "tool_counts": dict(self._counts),
+        }
 
     def close(self) -> None:
         self.env.close()

@@ -67,8 +67,11 @@ class ToolCall:
 
     def to_openai(self) -> dict[str, Any]:
         """The call as an entry of an assistant message's ``tool_calls``."""
-        return {"id": self.id, "type": "function",
-                "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
+        }
 
 
 @dataclasses.dataclass
@@ -81,8 +84,13 @@ class ParsedTurn:
     """Whether ``<answer>`` came before every tool call (the turn is final, the calls are ignored)."""
 
 
-def parse_turn(action: Action, tag_tools: Collection[str] = (), *, tag_arguments: dict[str, str] | None = None,
-               formats: Collection[str] | None = None) -> ParsedTurn:
+def parse_turn(
+    action: Action,
+    tag_tools: Collection[str] = (),
+    *,
+    tag_arguments: dict[str, str] | None = None,
+    formats: Collection[str] | None = None,
+) -> ParsedTurn:
     """Find the tool calls and final answer in ``action``.
 
     ``tag_tools`` are the tool names accepted as tags; ``tag_arguments`` maps each to the argument that the
@@ -119,8 +127,9 @@ def check_formats(formats: Collection[str] | None) -> tuple[str, ...]:
     return tuple(formats)
 
 
-def _find_calls(text: str, formats: tuple[str, ...], tag_tools: Collection[str],
-                tag_arguments: dict[str, str]) -> list[tuple[int, ToolCall]]:
+def _find_calls(
+    text: str, formats: tuple[str, ...], tag_tools: Collection[str], tag_arguments: dict[str, str]
+) -> list[tuple[int, ToolCall]]:
     """Every call in ``text`` with the position where it starts."""
     start = len(text) - len(text.lstrip())
     for name, reader in (("llama", _llama_calls), ("pythonic", _pythonic_calls)):
@@ -145,20 +154,35 @@ def _find_calls(text: str, formats: tuple[str, ...], tag_tools: Collection[str],
 def _parse_openai(call: Any, position: int) -> ToolCall:
     call_id = f"call_{position}"
     if not isinstance(call, dict):
-        return ToolCall("", {}, call_id, "openai", error=f"a tool_calls entry must be an object, got {type(call).__name__}")
+        return ToolCall(
+            "", {}, call_id, "openai", error=f"a tool_calls entry must be an object, got {type(call).__name__}"
+        )
     call_id = str(call.get("id") or call_id)
     function = call.get("function")
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return ToolCall("", {}, call_id, "openai",
-                        error='a tool_calls entry needs "function": {"name": str, "arguments": JSON string or object}')
+        return ToolCall(
+            "",
+            {},
+            call_id,
+            "openai",
+            error='a tool_calls entry needs "function": {"name": str, "arguments": JSON string or object}',
+        )
     arguments = function.get("arguments", {})
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as error:
-            return ToolCall(function["name"], {}, call_id, "openai", error=f"arguments are not valid JSON: {error}")
+        except (ValueError, RecursionError) as error:  # bad JSON, an int too long, nesting too deep
+            return ToolCall(
+                function["name"], {}, call_id, "openai", error=f"arguments are not valid JSON: {str(error)[:200]}"
+            )
     if not isinstance(arguments, dict):
-        return ToolCall(function["name"], {}, call_id, "openai", error=f"arguments must be a JSON object, got {type(arguments).__name__}")
+        return ToolCall(
+            function["name"],
+            {},
+            call_id,
+            "openai",
+            error=f"arguments must be a JSON object, got {type(arguments).__name__}",
+        )
     return ToolCall(function["name"], arguments, call_id, "openai")
 
 
@@ -166,24 +190,38 @@ def _json_call(body: str, format: str, where: str) -> ToolCall:
     """A call from JSON text ``body`` (``where`` says where the text was, for the error message)."""
     try:
         payload = json.loads(body)
-    except ValueError as error:  # JSONDecodeError, or an int too long to convert
-        return ToolCall("", {}, "", format,
-                        error=f'the text {where} is not valid JSON ({error}); write {{"name": ..., "arguments": {{...}}}}')
+    except (ValueError, RecursionError) as error:  # JSONDecodeError, an int too long to convert, nesting too deep
+        reason = f"{type(error).__name__}: {str(error)[:200]}"
+        return ToolCall(
+            "",
+            {},
+            "",
+            format,
+            error=f'the text {where} is not valid JSON ({reason}); write {{"name": ..., "arguments": {{...}}}}',
+        )
     return _call_from_payload(payload, format, where)
 
 
 def _call_from_payload(payload: Any, format: str, where: str) -> ToolCall:
     """A call from a decoded JSON value: ``{"name": str, "arguments" (or "parameters"): object}``."""
     if not isinstance(payload, dict) or not isinstance(payload.get("name"), str):
-        return ToolCall("", {}, "", format, error=f'a call {where} needs a JSON object with a "name" string and an "arguments" object')
+        return ToolCall(
+            "",
+            {},
+            "",
+            format,
+            error=f'a call {where} needs a JSON object with a "name" string and an "arguments" object',
+        )
     arguments = payload.get("arguments", payload.get("parameters", {}))
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     if not isinstance(arguments, dict):
-        return ToolCall(payload["name"], {}, "", format, error=f'"arguments" must be a JSON object, got {type(arguments).__name__}')
+        return ToolCall(
+            payload["name"], {}, "", format, error=f'"arguments" must be a JSON object, got {type(arguments).__name__}'
+        )
     call_id = payload.get("id") if format == "mistral" and isinstance(payload.get("id"), str) else ""
     return ToolCall(payload["name"], arguments, call_id, format)
 
@@ -214,16 +252,24 @@ def _llama_calls(text: str) -> list[ToolCall] | None:
     """Llama 3.x JSON calls, or ``None`` when ``text`` is not one: without ``<|python_tag|>`` only a message
     made of call objects (``"name"`` and ``"parameters"``) is a call, so a JSON answer stays an answer."""
     marked = text.startswith(LLAMA_TAG)
-    body = _strip_turn_end(text[len(LLAMA_TAG):].strip() if marked else text)
+    body = _strip_turn_end(text[len(LLAMA_TAG) :].strip() if marked else text)
     if not marked and not _LLAMA_START.match(body):
         return None
     values, error = _json_values(body)
     where = "after <|python_tag|>" if marked else "of a JSON function call"
     if error is not None:
-        return [ToolCall("", {}, "", "llama", error=f'the text {where} is not valid JSON ({error}); write '
-                                                    '{"name": ..., "parameters": {...}}')]
-    if not marked and not all(isinstance(v, dict) and "name" in v and set(v) <= {"name", "parameters", "arguments", "type"}
-                              for v in values):
+        return [
+            ToolCall(
+                "",
+                {},
+                "",
+                "llama",
+                error=f'the text {where} is not valid JSON ({error}); write {{"name": ..., "parameters": {{...}}}}',
+            )
+        ]
+    if not marked and not all(
+        isinstance(v, dict) and "name" in v and set(v) <= {"name", "parameters", "arguments", "type"} for v in values
+    ):
         return None
     return [_call_from_payload(value, "llama", where) for value in values] or None
 
@@ -237,7 +283,7 @@ def _mistral_calls(text: str) -> list[tuple[int, ToolCall]]:
     found = []
     for index, start in enumerate(starts):
         end = starts[index + 1] if index + 1 < len(starts) else len(text)
-        body = _strip_turn_end(text[start + len(MISTRAL_TAG):end].strip())
+        body = _strip_turn_end(text[start + len(MISTRAL_TAG) : end].strip())
         found.extend((start, call) for call in _mistral_body(body))
     return found
 
@@ -248,20 +294,38 @@ def _mistral_body(body: str) -> list[ToolCall]:
         try:
             payload, _ = json.JSONDecoder().raw_decode(body)
         except (ValueError, RecursionError) as error:
-            return [ToolCall("", {}, "", "mistral", error=f'the text {where} is not a valid JSON list ({str(error)[:200]}); '
-                                                          'write [TOOL_CALLS][{"name": ..., "arguments": {...}}]')]
+            return [
+                ToolCall(
+                    "",
+                    {},
+                    "",
+                    "mistral",
+                    error=f"the text {where} is not a valid JSON list ({str(error)[:200]}); "
+                    'write [TOOL_CALLS][{"name": ..., "arguments": {...}}]',
+                )
+            ]
         if not isinstance(payload, list) or not payload:
             return [ToolCall("", {}, "", "mistral", error=f"the list {where} holds no call")]
         return [_call_from_payload(item, "mistral", where) for item in payload]
     name, separator, arguments = body.partition(MISTRAL_ARGS)
     name = name.strip()
     if not separator or not _NAME.fullmatch(name):
-        return [ToolCall("", {}, "", "mistral", error=f"write [TOOL_CALLS]name[ARGS]{{json arguments}} or "
-                                                      f'[TOOL_CALLS][{{"name": ..., "arguments": {{...}}}}] (got {body[:80]!r})')]
+        return [
+            ToolCall(
+                "",
+                {},
+                "",
+                "mistral",
+                error=f"write [TOOL_CALLS]name[ARGS]{{json arguments}} or "
+                f'[TOOL_CALLS][{{"name": ..., "arguments": {{...}}}}] (got {body[:80]!r})',
+            )
+        ]
     values, error = _json_values(arguments)
     if error is not None or len(values) != 1 or not isinstance(values[0], dict):
         reason = error or f"{len(values)} JSON values"
-        return [ToolCall(name, {}, "", "mistral", error=f"the arguments after [ARGS] must be one JSON object ({reason})")]
+        return [
+            ToolCall(name, {}, "", "mistral", error=f"the arguments after [ARGS] must be one JSON object ({reason})")
+        ]
     return [ToolCall(name, values[0], "", "mistral")]
 
 
@@ -275,27 +339,50 @@ def _pythonic_calls(text: str) -> list[ToolCall] | None:
         tree = ast.parse(body, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # nesting beyond the parser's limits
         reason = getattr(error, "msg", None) or type(error).__name__
-        return [ToolCall("", {}, "", "pythonic", error=f'the calls are not a Python list of calls ({reason}); write '
-                                                       '[name(argument=literal, ...), ...]')]
+        return [
+            ToolCall(
+                "",
+                {},
+                "",
+                "pythonic",
+                error=f"the calls are not a Python list of calls ({reason}); write [name(argument=literal, ...), ...]",
+            )
+        ]
     if not isinstance(tree.body, ast.List):
-        return [ToolCall("", {}, "", "pythonic", error="write the calls as one Python list: [name(argument=literal, ...)]")]
+        return [
+            ToolCall("", {}, "", "pythonic", error="write the calls as one Python list: [name(argument=literal, ...)]")
+        ]
     return [_pythonic_call(element) for element in tree.body.elts]
 
 
 def _pythonic_call(node: ast.expr) -> ToolCall:
     name = _dotted_name(node.func) if isinstance(node, ast.Call) else None
     if name is None:
-        return ToolCall("", {}, "", "pythonic", error="each list item must be a call of a tool by name: name(argument=literal)")
+        return ToolCall(
+            "", {}, "", "pythonic", error="each list item must be a call of a tool by name: name(argument=literal)"
+        )
     if node.args or any(keyword.arg is None for keyword in node.keywords):
-        return ToolCall(name, {}, "", "pythonic", error="pass every argument by keyword (name(argument=literal)), not by position or **")
+        return ToolCall(
+            name,
+            {},
+            "",
+            "pythonic",
+            error="pass every argument by keyword (name(argument=literal)), not by position or **",
+        )
     arguments = {}
     for keyword in node.keywords:
         try:
             value = ast.literal_eval(keyword.value)
             json.dumps(value, allow_nan=False)  # what a tool receives must be JSON, as in every other format
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-            return ToolCall(name, {}, "", "pythonic",
-                            error=f"argument {keyword.arg!r} is not a JSON-like literal (a string, number, bool, None, list or dict)")
+            return ToolCall(
+                name,
+                {},
+                "",
+                "pythonic",
+                error=f"argument {keyword.arg!r} is not a JSON-like literal "
+                "(a string, number, bool, None, list or dict)",
+            )
         arguments[keyword.arg] = list(value) if isinstance(value, tuple) else value
     return ToolCall(name, arguments, "", "pythonic")
 

@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,9 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "null": (type(None),),
 }
 _PYTHON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+# Letters, digits, '_' and '-', in dot-separated parts: BFCL's and many APIs' names are dotted (`math.factorial`).
+_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+ENUM_MATCHES = ("exact", "casefold")
 
 
 class ToolArgumentError(ValueError):
@@ -49,6 +53,11 @@ class Tool:
         (default: the only required argument). ``None`` when the tool has no single text argument.
     result_tag: tag calls get their result wrapped in ``<result_tag>...</result_tag>`` (Search-R1 uses
         ``information``); function calls get the bare result in a ``tool`` message.
+    enum_match: how a string argument is compared with an ``enum``: ``"exact"``, or ``"casefold"`` (BFCL's
+        checker compares strings case-insensitively, so ``"celsius"`` is the enum's ``"Celsius"``).
+
+    Arguments are validated at every depth: ``properties``, ``required`` and ``additionalProperties`` of nested
+    objects, ``items`` of arrays, types, ``enum`` and bounds.
     """
 
     name: str
@@ -57,12 +66,19 @@ class Tool:
     function: Callable[..., Any]
     tag_argument: str | None = None
     result_tag: str = "result"
+    enum_match: str = "exact"
 
     def __post_init__(self) -> None:
-        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
-            raise ValueError(f"a tool name must be letters, digits, '_' or '-', got {self.name!r}")
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(
+                f"a tool name must be letters, digits, '_' or '-', in parts joined by '.', got {self.name!r}"
+            )
+        if self.enum_match not in ENUM_MATCHES:
+            raise ValueError(f"enum_match must be one of {', '.join(ENUM_MATCHES)}, got {self.enum_match!r}")
         if self.parameters.get("type") != "object":
-            raise ValueError(f"tool {self.name!r}: parameters must be a JSON schema with \"type\": \"object\", got {self.parameters!r}")
+            raise ValueError(
+                f'tool {self.name!r}: parameters must be a JSON schema with "type": "object", got {self.parameters!r}'
+            )
         if not callable(self.function):
             raise TypeError(f"tool {self.name!r}: function must be callable, got {type(self.function).__name__}")
         if self.tag_argument is None:
@@ -73,8 +89,9 @@ class Tool:
             raise ValueError(f"tool {self.name!r}: tag_argument {self.tag_argument!r} is not one of its parameters")
 
     @classmethod
-    def from_function(cls, function: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-                      **options: Any) -> Tool:
+    def from_function(
+        cls, function: Callable[..., Any], *, name: str | None = None, description: str | None = None, **options: Any
+    ) -> Tool:
         """A tool whose schema comes from ``function``'s signature (str/int/float/bool/list/dict hints) and whose
         description is the first paragraph of its docstring."""
         signature = inspect.signature(function)
@@ -86,8 +103,10 @@ class Tool:
                 continue
             hint = hints.get(parameter.name, str)
             if hint not in _PYTHON_TYPES:
-                raise TypeError(f"{function.__name__}: parameter {parameter.name!r} has type {hint!r}; tools accept "
-                                f"{', '.join(t.__name__ for t in _PYTHON_TYPES)}")
+                raise TypeError(
+                    f"{function.__name__}: parameter {parameter.name!r} has type {hint!r}; tools accept "
+                    f"{', '.join(t.__name__ for t in _PYTHON_TYPES)}"
+                )
             properties[parameter.name] = {"type": _PYTHON_TYPES[hint]}
             if parameter.default is parameter.empty:
                 required.append(parameter.name)
@@ -102,23 +121,18 @@ class Tool:
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI ``tools`` entry (what chat templates with tool support render)."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
     def validate(self, arguments: Any) -> dict[str, Any]:
         """The arguments if they match the schema; raises :class:`ToolArgumentError` saying what is wrong."""
         if not isinstance(arguments, Mapping):
             raise ToolArgumentError(f"{self.name}: arguments must be a JSON object, got {type(arguments).__name__}")
-        properties = self.parameters.get("properties", {})
-        missing = [key for key in self.parameters.get("required", []) if key not in arguments]
-        if missing:
-            raise ToolArgumentError(f"{self.name}: missing required argument(s) {', '.join(missing)}; "
-                                    f"expected {self._signature()}")
-        if self.parameters.get("additionalProperties") is False or properties:
-            unknown = [key for key in arguments if key not in properties]
-            if unknown:
-                raise ToolArgumentError(f"{self.name}: unknown argument(s) {', '.join(unknown)}; expected {self._signature()}")
-        for key, value in arguments.items():
-            _check_value(f"{self.name}: argument {key!r}", value, properties.get(key, {}))
+        _check_object(
+            f"{self.name}:", "argument", arguments, self.parameters, self.enum_match, signature=self._signature()
+        )
         return dict(arguments)
 
     async def acall(self, arguments: Mapping[str, Any]) -> str:
@@ -150,7 +164,9 @@ def result_text(result: Any) -> str:
     return json.dumps(result, ensure_ascii=False, default=str)
 
 
-def render_tools_prompt(tools: Sequence[Tool], *, tags: bool, answer_format: str | None = "<answer>...</answer>") -> str:
+def render_tools_prompt(
+    tools: Sequence[Tool], *, tags: bool, answer_format: str | None = "<answer>...</answer>"
+) -> str:
     """Describe ``tools`` for the system prompt: tag syntax (``<search>query</search>``) when ``tags`` (for
     the tools with one text argument), else, and for the rest, the Hermes/Qwen JSON format
     (``<tool_call>{"name": ..., "arguments": ...}</tool_call>``); then how to give the final answer."""
@@ -165,7 +181,8 @@ def render_tools_prompt(tools: Sequence[Tool], *, tags: bool, answer_format: str
         schemas = "\n".join(json.dumps(tool.openai_schema(), ensure_ascii=False) for tool in rest)
         sections.append(
             "You may call one or more functions. The function signatures are:\n<tools>\n" + schemas + "\n</tools>\n"
-            "For each call, write a JSON object with the function name and arguments inside <tool_call></tool_call> tags:\n"
+            "For each call, write a JSON object with the function name and arguments inside "
+            "<tool_call></tool_call> tags:\n"
             '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
         )
     if answer_format:
@@ -173,7 +190,24 @@ def render_tools_prompt(tools: Sequence[Tool], *, tags: bool, answer_format: str
     return "\n\n".join(sections)
 
 
-def _check_value(where: str, value: Any, schema: Mapping[str, Any]) -> None:
+def _check_object(
+    where: str, noun: str, value: Mapping[str, Any], schema: Mapping[str, Any], enum_match: str, signature: str = ""
+) -> None:
+    """Required, unknown (when the schema lists properties or forbids others) and each property's value."""
+    properties = schema.get("properties") or {}
+    expected = f"; expected {signature}" if signature else ""
+    missing = [key for key in schema.get("required", []) if key not in value]
+    if missing:
+        raise ToolArgumentError(f"{where} missing required {noun}(s) {', '.join(missing)}{expected}")
+    if schema.get("additionalProperties") is False or properties:
+        unknown = [key for key in value if key not in properties]
+        if unknown and schema.get("additionalProperties") is not True:
+            raise ToolArgumentError(f"{where} unknown {noun}(s) {', '.join(map(str, unknown))}{expected}")
+    for key, item in value.items():
+        _check_value(f"{where} {noun} {key!r}", item, properties.get(key, {}), enum_match)
+
+
+def _check_value(where: str, value: Any, schema: Mapping[str, Any], enum_match: str = "exact") -> None:
     expected = schema.get("type")
     if expected is not None:
         names = [expected] if isinstance(expected, str) else list(expected)
@@ -182,7 +216,7 @@ def _check_value(where: str, value: Any, schema: Mapping[str, Any]) -> None:
         ok = isinstance(value, types) and not (is_bool and "boolean" not in names)
         if not ok:
             raise ToolArgumentError(f"{where} must be {' or '.join(names)}, got {type(value).__name__} {_show(value)}")
-    if "enum" in schema and value not in schema["enum"]:
+    if "enum" in schema and not _in_enum(value, schema["enum"], enum_match):
         raise ToolArgumentError(f"{where} must be one of {schema['enum']}, got {_show(value)}")
     if isinstance(value, float) and not math.isfinite(value):  # Python's json reads NaN/Infinity; JSON has none
         raise ToolArgumentError(f"{where} must be a finite number, got {value}")
@@ -191,9 +225,20 @@ def _check_value(where: str, value: Any, schema: Mapping[str, Any]) -> None:
             raise ToolArgumentError(f"{where} must be >= {schema['minimum']}, got {_show(value)}")
         if "maximum" in schema and value > schema["maximum"]:
             raise ToolArgumentError(f"{where} must be <= {schema['maximum']}, got {_show(value)}")
-    if isinstance(value, (list, tuple)) and "items" in schema:
+    if isinstance(value, (list, tuple)) and isinstance(schema.get("items"), Mapping):
         for i, item in enumerate(value):
-            _check_value(f"{where}[{i}]", item, schema["items"])
+            _check_value(f"{where}[{i}]", item, schema["items"], enum_match)
+    if isinstance(value, Mapping) and (schema.get("properties") or schema.get("required")):
+        _check_object(where, "key", value, schema, enum_match)
+
+
+def _in_enum(value: Any, options: Sequence[Any], enum_match: str) -> bool:
+    if value in options:
+        return True
+    if enum_match == "casefold" and isinstance(value, str):
+        folded = value.casefold()
+        return any(isinstance(option, str) and option.casefold() == folded for option in options)
+    return False
 
 
 def _show(value: Any, limit: int = 80) -> str:
@@ -217,7 +262,9 @@ def _run_coroutine(awaitable: Any) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_await(awaitable))
-    raise RuntimeError("an async tool was called synchronously inside a running event loop; use `await tool.acall(...)`")
+    raise RuntimeError(
+        "an async tool was called synchronously inside a running event loop; use `await tool.acall(...)`"
+    )
 
 
 async def _await(awaitable: Any) -> Any:

@@ -35,8 +35,13 @@ DEFAULT_PROBE_ACTIONS = (
 )
 
 
-def check_env(env: Env, *, probe_actions: Sequence[Any] = DEFAULT_PROBE_ACTIONS, max_steps: int = 12,
-              seeds: Sequence[int] = (0, 1)) -> None:
+def check_env(
+    env: Env,
+    *,
+    probe_actions: Sequence[Any] = DEFAULT_PROBE_ACTIONS,
+    max_steps: int = 12,
+    seeds: Sequence[int] = (0, 1),
+) -> None:
     """Raise ``AssertionError`` (or the env's own error) if ``env`` breaks the contract; return None if not.
 
     ``probe_actions`` are replayed turn by turn (cycling) to compare trajectories; envs with a meaningful
@@ -87,7 +92,9 @@ def _play(env: Env, seed: int, options: dict[str, Any] | None, actions: Sequence
 
 
 def _check_step_result(result: tuple) -> None:
-    assert isinstance(result, tuple) and len(result) == 5, "step must return (messages, reward, terminated, truncated, info)"
+    assert isinstance(result, tuple) and len(result) == 5, (
+        "step must return (messages, reward, terminated, truncated, info)"
+    )
     messages, reward, terminated, truncated, info = result
     assert isinstance(messages, list), f"step messages must be a list, got {type(messages).__name__}"
     assert type(reward) is float and math.isfinite(reward), f"reward must be a finite float, got {reward!r}"
@@ -99,7 +106,9 @@ def _check_step_result(result: tuple) -> None:
         f"message in info['action_error'], and fix the env if it really failed"
     )
     if "action_error" in info:
-        assert isinstance(info["action_error"], str), f"info['action_error'] must be a string, got {info['action_error']!r}"
+        assert isinstance(info["action_error"], str), (
+            f"info['action_error'] must be a string, got {info['action_error']!r}"
+        )
     components = info.get("reward_components")
     if components is not None:
         total = sum(float(v) for v in components.values())
@@ -124,7 +133,7 @@ def _check_bad_input(env: Env, actions: Sequence[Any], max_steps: int) -> None:
             fresh.close()
     messages, _ = env.reset(seed=0)
     for bad in (None, 42, ["a list"], {"role": "user", "content": "not an assistant turn"}):
-        _expect(InvalidAction, lambda: env.step(bad), f"step({bad!r})")
+        _expect(InvalidAction, lambda bad=bad: env.step(bad), f"step({bad!r})")
     # The rejected actions left the episode untouched: it plays exactly like a fresh one.
     after_rejections = _canonical(env.step(actions[0]))
     env.reset(seed=0)
@@ -143,7 +152,9 @@ def _expect(error_type: type[BaseException], call: Any, what: str) -> None:
     except error_type:
         return
     except Exception as error:
-        raise AssertionError(f"{what} should raise {error_type.__name__}, raised {type(error).__name__}: {error}") from error
+        raise AssertionError(
+            f"{what} should raise {error_type.__name__}, raised {type(error).__name__}: {error}"
+        ) from error
     raise AssertionError(f"{what} should raise {error_type.__name__}, but it returned normally")
 
 

@@ -2,7 +2,8 @@
 
 Run by :mod:`envgym.verifiers.symbolic` as ``python -m envgym.verifiers._symbolic_worker``. Protocol: the
 worker writes ``{"ready": true}`` once its imports are done (or ``{"error": ...}`` if they fail), then for
-each request line ``{"pred": ..., "gold": ..., "conventions": {...}}`` writes one line ``{"equal": bool}`` or ``{"error": ...}``.
+each request line ``{"pred": ..., "gold": ..., "conventions": {...}}`` writes one line ``{"equal": bool}`` or
+``{"error": ...}``.
 It exits when stdin closes. Nothing here has a timeout of its own: the parent enforces the timeout by killing
 this process.
 """
@@ -32,8 +33,10 @@ def compare(pred: str, gold: str, conventions: dict | None = None) -> bool:
 _WARM_UP = (
     ("2\\sqrt{2}+x", "\\frac{x}{1}+\\sqrt{8}"),
     ("\\sin^2(x) \\geq \\frac{1}{2}", "\\cos(x)^2 - \\frac{1}{2} \\leq 0"),
-    ("\\begin{pmatrix}x\\\\ 1\\end{pmatrix} + \\begin{pmatrix}1\\\\ 0\\end{pmatrix}",
-     "\\begin{pmatrix}x+1\\\\ 1\\end{pmatrix}"),
+    (
+        "\\begin{pmatrix}x\\\\ 1\\end{pmatrix} + \\begin{pmatrix}1\\\\ 0\\end{pmatrix}",
+        "\\begin{pmatrix}x+1\\\\ 1\\end{pmatrix}",
+    ),
     ("F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}", "F_{n} = \\sum_{k=1}^{n} F_{k-1} F_{n-k}"),
     ("a_{37} + x_{1}^{2}", "\\log_2 8 \\cdot \\tan^2(y)"),
     ("-2 < x \\leq 7", "(-2, 7]"),
@@ -47,8 +50,9 @@ def main() -> None:
         import latex2sympy2_extended  # noqa: F401
         import sympy  # noqa: F401
     except Exception as error:  # report any import failure to the parent instead of dying silently
-        _send({"error": "the symbolic worker cannot import sympy/latex2sympy2_extended: "
-                        f"{type(error).__name__}: {error}"})
+        _send(
+            {"error": f"the symbolic worker cannot import sympy/latex2sympy2_extended: {type(error).__name__}: {error}"}
+        )
         return
     logging.disable(logging.CRITICAL)  # latex2sympy logs parse failures; they are expected here
     # Both parsers load lazily (grammar tables, sympy submodules), and latex2sympy's ANTLR parser gets fast

@@ -1,10 +1,12 @@
 """Multiple-choice letters and numeric answers with a tolerance.
 
 ``extract_choice`` finds the letter a response commits to, in its common phrasings: an explicit "the answer is
-(B)" / "Answer: B" first, then a letter named as an option ("Option C is correct"), then a letter marked alone (``(B)``, ``B)`` at the start of a line,
-``**B**``, ``\\boxed{B}``), then a response that is just a letter. A letter inside ordinary words ("A good
-question") never counts, and a hedge never commits: "the answer is A or B", a response that marks two different
-letters, ``\\boxed{A}`` and later ``**C**`` have no answer.
+(B)" / "Answer: B" (or "答案：B", "Réponse : B", "Ответ: B" and the other markers of
+:data:`envgym.verifiers.math_words.ANSWER_MARKERS`) first, then a letter named as an option ("Option C is
+correct"), then a letter marked alone (``(B)``, ``B)`` at the start of a line, ``**B**``, ``**B.**``,
+``**B. 42**``, ``\\boxed{B}``, ``B。`` opening the response), then a response that is just a letter. A
+letter inside ordinary words ("A good question") never counts, and a hedge never commits: "the answer is A or
+B", a response that marks two different letters, ``\\boxed{A}`` and later ``**C**`` have no answer.
 """
 
 from __future__ import annotations
@@ -12,13 +14,27 @@ from __future__ import annotations
 import math
 import re
 
+from envgym.verifiers.math_words import ANSWER_MARKERS
+
 # What may follow "the answer is" before the letter: quotes, emphasis, brackets, "option"/"choice".
-_EXPLICIT = re.compile(r"\b(?:answer|choice|option)\s*(?:is|:)\s*:?(?P<rest>[^\n]{0,80})", re.IGNORECASE)
-_COMMITTED_RUN = re.compile(r"(?:[\s*\"'`(\[{}).:,/]|\\boxed\{|\\text\{|\b(?:option|choice|or|and)\b|\b[A-Za-z]\b)*",
-                            re.IGNORECASE)
+_EXPLICIT = re.compile(
+    rf"(?:\b(?:choice|option)\s*(?:is|:|：)|{ANSWER_MARKERS})\s*[:：]?(?P<rest>[^\n]{{0,80}})", re.IGNORECASE
+)
+# What may stand between "the answer is" and the letter: punctuation, "option", and words that only insist
+# ("for sure D", "definitely D"); a hedge ("A or B") is caught because both letters are in the run.
+_COMMITTED_RUN = re.compile(
+    r"(?:[\s*\"'`(\[{}).:,/：（）【】。]|\\boxed\{|\\text\{|\b(?:option|choice|or|and)\b"
+    r"|\b(?:for sure|definitely|clearly|certainly|surely|obviously|indeed)\b|\b[A-Za-z]\b)*",
+    re.IGNORECASE,
+)
 _NAMED = re.compile(r"\b(?i:option|choice)\s+\(?([A-Z])\)?(?![A-Za-z])")  # "Option C is correct."
-_MARKED = re.compile(r"\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\\boxed\{\s*(?:\\text\{)?\(?([A-Z])\)?\}?\s*\}|^\s*([A-Z])\)",
-                     re.MULTILINE)
+# A bold letter may carry its option's text after a ")", "." or ":" (**C. 42**), never after a plain space
+# (**A good question**).
+_MARKED = re.compile(
+    r"\(([A-Z])\)|\*\*\s*\(?([A-Z])\)?[.:]?\s*\*\*|\*\*\s*\(?([A-Z])(?:\)|[.:])\s+[^*\n]{1,80}\*\*"
+    r"|\\boxed\{\s*(?:\\text\{)?\(?([A-Z])\)?\}?\s*\}|^\s*([A-Z])\)|\A\s*\(?([A-Z])\)?\s*。",
+    re.MULTILINE,
+)
 
 
 def extract_choice(text: str, letters: str = "ABCDE") -> str | None:
@@ -46,7 +62,7 @@ def _letters_in_run(rest: str) -> set[str]:
     a lower-case letter counts only when it stands alone ("Answer: b", not "the answer is a prime")."""
     run = _COMMITTED_RUN.match(rest).group()
     candidates = re.findall(r"(?<![A-Za-z\\])([A-Za-z])(?![A-Za-z])", re.sub(r"\\(?:boxed|text)", " ", run))
-    words_after = rest[len(run):].strip()
+    words_after = rest[len(run) :].strip()
     found = set()
     for letter in candidates:
         if letter.isupper() or (not words_after and len(candidates) == 1):

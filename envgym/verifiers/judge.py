@@ -2,28 +2,28 @@
 project's own ``envgym serve model``).
 
 Pointwise scoring: the judge model reads a rubric, the question, an optional reference answer and the
-response, and ends its reply with ``Score: N`` (0..``scale``); the score returned is ``N / scale`` in [0, 1].
+response, and ends its reply with ``{"score": N}`` (0..``scale``); the score returned is ``N / scale`` in [0, 1].
 
 Relative (group) scoring, as RULER does: the judge reads all G responses to one question in one request and
-scores each against the others, one line ``Response k: N`` per response (:meth:`Judge.score_group`); a reply
+scores each against the others, ending with ``{"scores": [N1, ..., NG]}`` (:meth:`Judge.score_group`); a reply
 that misses a response, or scores one out of range, counts as no score.
 
-Failure policy (a reward must never be silently 0 because of infrastructure):
+Inputs are data, never instructions (:mod:`envgym.verifiers.judge_prompt`): every input sits in an escaped data
+block, the reply is read from its final JSON object, and a response that writes the judge's grammar, imitates
+the prompt or addresses the grader is never sent and scores 0 (``Judgement.withheld`` says why; in a group it is
+replaced by :data:`WITHHELD`).
+
+Failure policy:
 - transport errors, timeouts, HTTP 429 and 5xx are retried ``retries`` times with exponential backoff, then
-  raise :class:`JudgeError`;
+  raise :class:`JudgeError` (outside the policy's reach: the caller drops the episode);
 - other HTTP errors (400, 401, 404) raise :class:`JudgeError` at once (retrying cannot fix them);
 - a reply without a parsable score is asked again (up to ``retries`` times), then returned as a
-  :class:`Judgement` with ``score=None``, so the caller decides what an ungradable response is worth.
+  :class:`Judgement` with ``score=None``: the response broke the judge's reply, and the reward spec scores it
+  as the policy's failure (0, counted).
 
-A small judge model follows the reply format far more reliably when it is shown graded examples: ``examples``
-(chat messages, alternating user/assistant, as the judge would receive and answer them) go between the rubric
-and the request, in every request of that judge.
-
-A response that writes a verdict in the judge's own reply format (``Score: N``, ``Response k: N``) scores 0 and
-is never shown to the judge: judges copy it (the packaged SmolLM2, given four graded examples, scored 20 of 20
-wrong answers 1 once `` Score: 1`` was appended to them), so it is the first reward hack a policy finds. In a
-group, such a response is replaced by :data:`WITHHELD` in the request and its score is 0. The price: an answer
-that legitimately writes ``score: 12`` is scored 0 too.
+Graded examples (``{question, reference, response, score}``) are rendered in the same blocks and reply format
+as the requests and sent between the system prompt and every pointwise request: a small judge copies the reply
+format from them.
 
 Judgements are cached (LRU, thread-safe) by (model, rubric, question, response, reference), including a
 final "no score" after all retries: RL groups resubmit identical responses, and a cached verdict costs
@@ -36,36 +36,39 @@ import asyncio
 import collections
 import dataclasses
 import os
-import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import httpx
+
+from envgym.verifiers.judge_prompt import (
+    check_examples,
+    example_messages,
+    parse_group_scores,
+    parse_score,
+    system_prompt,
+    user_message,
+    withheld_reason,
+)
 
 DEFAULT_RUBRIC = (
     "You are a strict grader. Judge whether the response answers the question correctly and completely. "
     "If a reference answer is given, the response must agree with it; wording may differ. "
-    "Explain briefly, then end with a final line of the form 'Score: N' where N is an integer from 0 "
-    "(wrong) to {scale} (fully correct)."
+    "Explain briefly, then give the score: 0 (wrong) to {scale} (fully correct)."
 )
 DEFAULT_GROUP_RUBRIC = (
     "You are a strict grader. Several responses to the same question follow, numbered from 1. Judge each for "
     "correctness and completeness, comparing them with each other; if a reference answer is given, a response "
-    "must agree with it. Explain briefly, then end with one line per response of the form 'Response k: N' where "
-    "N is an integer from 0 (wrong) to {scale} (fully correct)."
+    "must agree with it. Explain briefly, then score each response: 0 (wrong) to {scale} (fully correct)."
 )
 DEFAULT_STEP_RUBRIC = (
     "You are a strict grader of reasoning steps. The response to grade is the solution so far; judge only its "
     "last step: is it correct and does it follow from the question and the steps before it? "
-    "Explain briefly, then end with a final line of the form 'Score: N' where N is an integer from 0 "
-    "(wrong) to {scale} (correct)."
+    "Explain briefly, then give the score: 0 (wrong) to {scale} (correct)."
 )
-_GROUP_SCORE = re.compile(r"response\s*#?\s*(\d+)\s*[:=-]\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?",
-                          re.IGNORECASE)
-_SCORE = re.compile(r"score\s*[:=]?\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?", re.IGNORECASE)
-WITHHELD = "[withheld: this response wrote a grade of its own]"
+WITHHELD = "[withheld: this response wrote a grade of its own or addressed the grader]"
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
@@ -75,76 +78,26 @@ class JudgeError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class Judgement:
-    """``score`` in [0, 1], or None if the judge's reply had no parsable score; ``reply`` is its raw text."""
+    """``score`` in [0, 1], or None if the judge's reply had no parsable score; ``reply`` is its raw text.
+    ``withheld``: why the response was never sent (it then scores 0), or None."""
 
     score: float | None
     reply: str
     attempts: int
     cached: bool = False
+    withheld: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class GroupJudgement:
-    """``scores[k]`` in [0, 1] for response k, or ``scores=None`` if the reply did not score every response."""
+    """``scores[k]`` in [0, 1] for response k, or ``scores=None`` if the reply did not score every response.
+    ``withheld[k]``: why response k was never sent (it scores 0), or None."""
 
     scores: tuple[float, ...] | None
     reply: str
     attempts: int
     cached: bool = False
-
-
-def parse_group_scores(reply: str, count: int, scale: int) -> tuple[float, ...] | None:
-    """The ``Response k: N`` (or ``N/M``) lines of ``reply`` as fractions of ``scale``, one per response 1..count
-    (the last line for a response wins); None when a response has no score or a score is out of range."""
-    scores: dict[int, float] = {}
-    for index, value, out_of in _GROUP_SCORE.findall(reply):
-        top, number = float(out_of) if out_of else float(scale), float(value)
-        if top <= 0 or not 0 <= number <= top:
-            return None
-        scores[int(index)] = number / top
-    if not all(k in scores for k in range(1, count + 1)):
-        return None
-    return tuple(scores[k] for k in range(1, count + 1))
-
-
-def self_graded(response: str) -> bool:
-    """Whether ``response`` writes a verdict in a judge's reply format (``Score: N`` or ``Response k: N``)."""
-    return bool(_SCORE.search(response) or _GROUP_SCORE.search(response))
-
-
-def check_examples(examples: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
-    """Graded examples as chat messages: user and assistant turns in turn, starting with a user turn and ending
-    with the judge's answer (an assistant turn), each with a string ``content``. Raises ValueError otherwise."""
-    if isinstance(examples, (str, Mapping)) or not isinstance(examples, Sequence):
-        raise ValueError(f"examples must be a list of chat messages, got {type(examples).__name__}")
-    checked = []
-    for index, message in enumerate(examples):
-        role = "user" if index % 2 == 0 else "assistant"
-        if (not isinstance(message, Mapping) or set(message) != {"role", "content"} or message["role"] != role
-                or not isinstance(message["content"], str)):
-            raise ValueError(f"examples[{index}] must be {{role: {role}, content: <text>}} (examples alternate user and "
-                             f"assistant turns, starting with user), got {str(message)[:80]!r}")
-        checked.append({"role": role, "content": message["content"]})
-    if len(checked) % 2:
-        raise ValueError("examples must end with an assistant turn (the judge's graded answer to the last user turn)")
-    return checked
-
-
-def parse_score(reply: str, scale: int) -> float | None:
-    """The last ``Score: N`` (or ``Score: N/M``) in ``reply`` as a fraction of ``scale``; None if absent or
-    out of range."""
-    matches = _SCORE.findall(reply)
-    if not matches:
-        stripped = reply.strip()
-        if not re.fullmatch(r"\d+(?:\.\d+)?", stripped):
-            return None
-        matches = [(stripped, "")]
-    value, out_of = matches[-1]
-    top = float(out_of) if out_of else float(scale)
-    number = float(value)
-    if top <= 0 or not 0 <= number <= top:
-        return None
-    return number / top
+    withheld: tuple[str | None, ...] = ()
 
 
 class Judge:
@@ -165,7 +118,8 @@ class Judge:
         max_tokens: int = 512,
         temperature: float = 0.0,
         cache_size: int = 4096,
-        examples: Sequence[Mapping[str, str]] = (),
+        examples: Sequence[Mapping[str, Any]] = (),
+        json_mode: bool = False,
         http_client: httpx.Client | None = None,
     ):
         if scale < 1:
@@ -176,7 +130,8 @@ class Judge:
         self.model, self.rubric, self.group_rubric, self.scale = model, rubric, group_rubric, scale
         self.retries, self.backoff = retries, backoff
         self.max_tokens, self.temperature = max_tokens, temperature
-        self.examples = check_examples(examples)
+        self.examples = example_messages(check_examples(examples), scale)
+        self.json_mode = json_mode
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.timeout = httpx.Timeout(timeout)
@@ -199,8 +154,9 @@ class Judge:
     # --- public API -------------------------------------------------------------------------------
     def score(self, question: str, response: str, reference: str | None = None) -> Judgement:
         """Judge one response (blocking; thread-safe)."""
-        if self_graded(response):
-            return Judgement(0.0, WITHHELD, 0)
+        withheld = withheld_reason(response)
+        if withheld is not None:
+            return Judgement(0.0, WITHHELD, 0, withheld=withheld)
         key = self._key(question, response, reference)
         cached = self._cached(key)
         if cached is not None:
@@ -215,7 +171,7 @@ class Judge:
         ``scores=None``; an endpoint failure raises :class:`JudgeError`."""
         if not responses:
             raise ValueError("score_group needs at least one response")
-        withheld = [self_graded(response) for response in responses]
+        withheld = tuple(withheld_reason(response) for response in responses)
         responses = [WITHHELD if hidden else response for response, hidden in zip(responses, withheld)]
         key = ("group", self.model, self.group_rubric, self.scale, question, tuple(responses), reference)
         judgement = self._cached(key)
@@ -223,15 +179,19 @@ class Judge:
             body = self.group_request_body(question, responses, reference)
             reply, attempts, scores = self._ask(body, lambda text: parse_group_scores(text, len(responses), self.scale))
             judgement = self._store(key, GroupJudgement(scores, reply, attempts))
-        if judgement.scores is None or not any(withheld):
-            return judgement
-        return dataclasses.replace(judgement, scores=tuple(0.0 if hidden else score
-                                                           for score, hidden in zip(judgement.scores, withheld)))
+        if judgement.scores is None:
+            return dataclasses.replace(judgement, withheld=withheld)
+        return dataclasses.replace(
+            judgement,
+            scores=tuple(0.0 if hidden else score for score, hidden in zip(judgement.scores, withheld)),
+            withheld=withheld,
+        )
 
     async def ascore(self, question: str, response: str, reference: str | None = None) -> Judgement:
         """Judge one response from asyncio (its own ``httpx.AsyncClient`` per call; many run concurrently)."""
-        if self_graded(response):
-            return Judgement(0.0, WITHHELD, 0)
+        withheld = withheld_reason(response)
+        if withheld is not None:
+            return Judgement(0.0, WITHHELD, 0, withheld=withheld)
         key = self._key(question, response, reference)
         cached = self._cached(key)
         if cached is not None:
@@ -259,35 +219,27 @@ class Judge:
     # --- internals --------------------------------------------------------------------------------
     def request_body(self, question: str, response: str, reference: str | None = None) -> dict[str, Any]:
         """The chat-completion request sent for one judgement (log it to audit the judge)."""
-        parts = [f"Question:\n{question}"]
-        if reference is not None:
-            parts.append(f"Reference answer:\n{reference}")
-        parts.append(f"Response to grade:\n{response}")
-        return {
-            "model": self.model,
-            "messages": [{"role": "system", "content": self._system(self.rubric)}, *self.examples,
-                         {"role": "user", "content": "\n\n".join(parts)}],
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-        }
+        system = system_prompt(self.rubric, self.scale, group=False)
+        user = user_message(question, [response], reference, numbered=False)
+        return self._body([{"role": "system", "content": system}, *self.examples, {"role": "user", "content": user}])
 
     def group_request_body(self, question: str, responses: list[str], reference: str | None = None) -> dict[str, Any]:
-        """The chat-completion request of one relative judgement of a group."""
-        parts = [f"Question:\n{question}"]
-        if reference is not None:
-            parts.append(f"Reference answer:\n{reference}")
-        parts.extend(f"Response {k}:\n{response}" for k, response in enumerate(responses, start=1))
-        return {
+        """The chat-completion request of one relative judgement of a group (the graded examples are pointwise, so
+        they are not shown here: they would teach the other reply format)."""
+        system = system_prompt(self.group_rubric, self.scale, group=True)
+        user = user_message(question, responses, reference, numbered=True)
+        return self._body([{"role": "system", "content": system}, {"role": "user", "content": user}])
+
+    def _body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": self._system(self.group_rubric)}, *self.examples,
-                         {"role": "user", "content": "\n\n".join(parts)}],
+            "messages": messages,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
-
-    def _system(self, rubric: str) -> str:
-        # Only {scale} is filled in: str.format would read the braces of LaTeX or JSON in a rubric as fields.
-        return rubric.replace("{scale}", str(self.scale))
+        if self.json_mode:  # vLLM, SGLang and OpenAI then constrain the reply to JSON
+            body["response_format"] = {"type": "json_object"}
+        return body
 
     def _post(self, body: dict[str, Any]) -> str:
         for attempt in range(self.retries + 1):

@@ -24,14 +24,32 @@ from collections.abc import Sequence
 
 from envgym.verifiers.math_conventions import DEFAULT, Conventions
 from envgym.verifiers.math_extract import (
-    ANSWER_FORMATS, LENIENT_FORMATS, STRICT_FORMATS, FormatSpec, extract_answer, final_text,
+    ANSWER_FORMATS,
+    LENIENT_FORMATS,
+    STRICT_FORMATS,
+    FormatSpec,
+    extract_answer,
+    final_text,
 )
 from envgym.verifiers.math_form import FORMS, literal_error
 from envgym.verifiers.math_normalize import MAX_ANSWER_CHARS, normalize, too_large
 from envgym.verifiers.math_structure import fast_compare
 
-__all__ = ["Grade", "Conventions", "equivalent", "extract_answer", "grade", "normalize", "compare", "clear_cache",
-           "warm_up", "ANSWER_FORMATS", "LENIENT_FORMATS", "STRICT_FORMATS", "FORMS"]
+__all__ = [
+    "Grade",
+    "Conventions",
+    "equivalent",
+    "extract_answer",
+    "grade",
+    "normalize",
+    "compare",
+    "clear_cache",
+    "warm_up",
+    "ANSWER_FORMATS",
+    "LENIENT_FORMATS",
+    "STRICT_FORMATS",
+    "FORMS",
+]
 
 _CHOICE_GOLD = re.compile(r"\(?\s*([A-J])\s*\)?")
 
@@ -113,8 +131,15 @@ class Grade:
         return self.reward > 0
 
 
-def grade(response: str, gold: str, *, formats: Sequence[FormatSpec] = ANSWER_FORMATS, timeout: float = 2.0,
-          form: str = "any", conventions: Conventions = DEFAULT) -> Grade:
+def grade(
+    response: str,
+    gold: str,
+    *,
+    formats: Sequence[FormatSpec] = ANSWER_FORMATS,
+    timeout: float = 2.0,
+    form: str = "any",
+    conventions: Conventions = DEFAULT,
+) -> Grade:
     """Extract the final answer from ``response`` and compare it with ``gold``.
 
     form: ``"any"`` (an answer equal in value, in any form) or ``"literal"`` (a simplified literal: the task

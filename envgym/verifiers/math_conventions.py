@@ -29,13 +29,17 @@ class Conventions:
         is dropped on both sides (``25\\%`` = ``25`` != ``0.25``); ``"either"``: ``x\\%`` equals both x and x/100
         (Math-Verify's reading; it lets an answer hedge between two values).
     tolerance: decimals stand for the values they round to: a decimal with 6 or more significant digits
-        (``0.333333`` = 1/3), and a more precise decimal against a gold given to a few decimals (gold ``3.14``,
-        answer ``3.1416``). ``False``: every number is exact (the answer asked for is an exact value).
+        (``0.333333`` = 1/3), and a more precise decimal against a gold given to a few decimals that rounds to it
+        under every rounding rule (gold ``3.14``: ``3.1416`` yes; ``3.145``, a tie, no). ``False``: every number
+        is exact (the answer asked for is an exact value).
+    mixed_numbers: a whole number followed by a proper fraction (``3\\frac{1}{2}``, ``3128 1/2``) is a mixed number
+        (``True``, the default: 3.5 and 3128.5) or a product (``False``: ``3 1/2`` is 3/2, sympy's reading).
     """
 
     lists: str = "unordered"
     percent: str = "value"
     tolerance: bool = True
+    mixed_numbers: bool = True
 
     def __post_init__(self) -> None:
         if self.lists not in LISTS:
@@ -44,6 +48,8 @@ class Conventions:
             raise ValueError(f"percent must be one of {PERCENT}, got {self.percent!r}")
         if not isinstance(self.tolerance, bool):
             raise ValueError(f"tolerance must be True or False, got {self.tolerance!r}")
+        if not isinstance(self.mixed_numbers, bool):
+            raise ValueError(f"mixed_numbers must be True or False, got {self.mixed_numbers!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -65,6 +71,7 @@ def numbers_equal(pred: Number, gold: Number, conventions: Conventions = DEFAULT
 
 def _readings(pred: Number, gold: Number, percent: str) -> list[tuple[Fraction | float, Fraction | float]]:
     """The (answer, gold) value pairs that count as a match under the ``percent`` convention."""
+
     def value(number: Number) -> Fraction | float:
         return number.value / 100 if number.percent and isinstance(number.value, Fraction) else number.value
 
@@ -80,12 +87,18 @@ def _readings(pred: Number, gold: Number, percent: str) -> list[tuple[Fraction |
 
 def _rounds_to_gold(x: Fraction | float, pred: Number, y: Fraction | float, gold: Number) -> bool:
     """A gold decimal with ``d >= 1`` fractional digits and 2+ significant digits (``3.14``) is met by a more
-    precise decimal answer that rounds to it at ``d`` digits (``3.1416``); exact answers (``22/7``, ``\\pi``) and
-    answers no more precise than the gold must equal it."""
+    precise decimal answer that rounds to it at ``d`` digits under every rounding rule (``3.1416``), i.e. lies
+    strictly within half a unit of the gold's last digit: a tie (``3.145``) rounds up or to even, to 3.15 or 3.14
+    depending on the rule, so it could be written for either neighbour and is accepted for neither. Exact answers
+    (``22/7``, ``\\pi``) and answers no more precise than the gold must equal it."""
     if isinstance(x, float) or isinstance(y, float) or pred.percent or gold.percent:
         return False
     if gold.fractional_digits is None or pred.fractional_digits is None:
         return False
-    if gold.fractional_digits < 1 or (gold.significant_digits or 0) < 2 or pred.fractional_digits <= gold.fractional_digits:
+    if (
+        gold.fractional_digits < 1
+        or (gold.significant_digits or 0) < 2
+        or pred.fractional_digits <= gold.fractional_digits
+    ):
         return False
-    return abs(x - y) * 2 <= Fraction(1, 10**gold.fractional_digits)
+    return abs(x - y) * 2 < Fraction(1, 10**gold.fractional_digits)

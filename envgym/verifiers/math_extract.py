@@ -1,6 +1,7 @@
 """Where the final answer is in a model response: ``\\boxed{}``, Minerva's "The final answer is X. I hope it is
-correct.", ``#### X``, ``<answer>X</answer>``, "the answer is X", the last display math, and (opt-in) the last
-math span or the last number.
+correct.", ``#### X``, ``<answer>X</answer>``, "the answer is X" (also "the result is X", "答案：X", "Ответ: X" and
+the like in other languages), the last display math, a response that is nothing but its answer, and (opt-in) the
+last math span or the last number.
 
 Formats are tried in order; a tuple of formats is one tier in which the answer written last wins (a model that
 boxes an intermediate value and then states "The final answer is 7. I hope it is correct." means 7). Several
@@ -12,17 +13,20 @@ earlier). Extraction is linear in the response and reads at most its last ``MAX_
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Callable, Union
+from collections.abc import Callable, Sequence
 
-FormatSpec = Union[str, Sequence[str]]
+from envgym.verifiers.math_normalize import END_OF_TURN
+from envgym.verifiers.math_words import ANSWER_MARKERS, counted_number
+
+FormatSpec = str | Sequence[str]
 MARKED_FORMATS: tuple[FormatSpec, ...] = (("boxed", "minerva"), "gsm8k", ("answer_tag", "answer_is"))
 """Explicit final-answer markers: the last ``\\boxed{}`` or Minerva answer (whichever is written later), then
 ``#### x``, then an ``<answer>`` tag or "the answer is x" (the later)."""
 
-ANSWER_FORMATS: tuple[FormatSpec, ...] = (*MARKED_FORMATS, "display_math")
+ANSWER_FORMATS: tuple[FormatSpec, ...] = (*MARKED_FORMATS, ("display_math", "whole"))
 """The default: the explicit markers, then the last display math (``\\[x\\]``, ``$$x$$``) of a response that
-has none. A response with neither has no answer."""
+has none, or the whole response when it is nothing but an answer (``$\\log_2 8 = 3$``, ``42``, ``33 eggs.``).
+A response with none of these has no answer."""
 
 STRICT_FORMATS: tuple[FormatSpec, ...] = ("boxed",)
 """Only ``\\boxed{}``, the format the math envs' prompts ask for: for training where following the format is part
@@ -38,9 +42,13 @@ _GSM8K = re.compile(r"####\s*(?P<answer>[^\n]+)")
 _MINERVA = re.compile(r"final answer is\s*:?\s*(?P<answer>[^\n]{0,1000}?)\s*\.?\s*I hope", re.IGNORECASE)
 _MINERVA_START = re.compile(r"final answer is", re.IGNORECASE)
 _MINERVA_TRIES = 3
-_FINAL_ANSWER_IS = re.compile(r"final answer\b(?:(?!I hope)[^\n]){0,100}?\s+is\s*:?\s*(?P<answer>[^\n]+)",
-                              re.IGNORECASE)
-_ANSWER_IS = re.compile(r"\banswer\s*(?:is|:)\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE)
+# Markers only (the answer is the rest of the line), so that a later marker on the same line is found too:
+# "The result is $3$, so the answer is $4$." means 4.
+_FINAL_ANSWER_IS = re.compile(r"final answer\b(?:(?!I hope)[^\n]){0,100}?\s+is\s*:?\s*", re.IGNORECASE)
+_ANSWER_IS = re.compile(rf"(?:{ANSWER_MARKERS})\s*[:：]?\s*", re.IGNORECASE)
+# A response that is nothing but its answer: one math span, or a number and what it counts ("33 eggs.").
+_WHOLE_NUMBER = re.compile(r"-?\$?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?%?")
+_MAX_WHOLE_CHARS = 200
 # A bare \frac{1}{2} outside any math span is an answer too (digits only, so the match is short).
 _BARE_FRACTION = re.compile(r"-?\\[dt]?frac\{-?\d+(?:[.,]\d+)?\}\{-?\d+(?:[.,]\d+)?\}")
 # Math delimiters and line ends, found in one pass; an escaped dollar (\$) is text.
@@ -55,19 +63,11 @@ _NUMBER = re.compile(
     r"(?:\s*(?:%|percent(?:age)?\b|pct\b))?"
 )
 _LABEL = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?\s*=\s*$")  # "y_2 =" just before the next box names it
-_CONTINUATION = re.compile(r"\b(?:so|thus|hence|therefore|then|is|are|was|equals?|gives?|get|we|which|that|but|not)\b|=",
-                           re.IGNORECASE)
+_CONTINUATION = re.compile(
+    r"\b(?:so|thus|hence|therefore|then|is|are|was|equals?|gives?|get|we|which|that|but|not)\b|=", re.IGNORECASE
+)
 _FIRST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?")
 _SHORT_ANSWER_WORDS = 4
-# A number and up to three plain words after "the answer is" names what was counted, unless a word qualifies or
-# hedges the number ("16 or more", "16 is not right", "about 16").
-_COUNTED = re.compile(r"(?P<number>-?\$?[0-9][0-9,]*(?:\.[0-9]+)?(?:/[0-9]+)?)\s+(?P<words>[A-Za-z]+(?:\s+[A-Za-z]+){0,2})")
-_QUALIFIERS = {
-    "or", "and", "nor", "not", "no", "never", "more", "less", "fewer", "least", "most", "than", "about", "around",
-    "approximately", "roughly", "nearly", "almost", "over", "under", "above", "below", "maybe", "perhaps",
-    "possibly", "probably", "plus", "minus", "times", "to", "is", "are", "was", "were", "wrong", "incorrect",
-    "false", "either", "but", "if", "unless", "except", "up", "ish", "give", "take", "per", "percent", "each",
-}
 
 
 MAX_SCAN_CHARS = 20_000
@@ -80,13 +80,16 @@ _MAX_PHRASE_CHARS = 1000  # how far after "the answer is" / "final answer is" th
 def extract_answer(text: str, formats: Sequence[FormatSpec] = ANSWER_FORMATS) -> str | None:
     """The final answer in a model response, or None if there is none.
 
-    Only the text after the last ``</think>`` is searched (an unclosed ``<think>`` means no answer yet), and of
-    it only the last ``MAX_SCAN_CHARS`` characters; every extractor is linear in that text, so no response can
+    Only the text after the last ``</think>`` and before an end-of-turn token is searched (an unclosed
+    ``<think>`` means no answer yet, except an ``<answer>`` tag after it), and of it only the last
+    ``MAX_SCAN_CHARS`` characters; every extractor is linear in that text, so no response can
     make extraction slow. ``formats`` are tried in order; a tuple of format names is one tier where the answer
     written last wins. Names: ``"boxed"`` (the last ``\\boxed{}``/``\\fbox{}``, braces matched; adjacent boxes
     form one list), ``"minerva"`` ("The final answer is X. I hope it is correct."), ``"gsm8k"`` (the last
     ``#### x``), ``"answer_tag"`` (the last ``<answer>x</answer>``), ``"answer_is"`` ("final answer: ... is x",
-    "the answer is x", "Answer: x"), ``"display_math"`` (the last ``$$..$$`` or ``\\[..\\]``), ``"last_math"``
+    "the answer is x", "Answer: x", "the result is x", the same in other languages: ``ANSWER_MARKERS``),
+    ``"display_math"`` (the last ``$$..$$`` or ``\\[..\\]``), ``"whole"`` (a response that is nothing but its
+    answer: one math span or a number, possibly with what it counts), ``"last_math"``
     (the last ``$..$``, ``$$..$$``, ``\\(..\\)`` or ``\\[..\\]``), ``"last_number"`` (the last number). See
     ``ANSWER_FORMATS`` (the default), ``STRICT_FORMATS`` and ``LENIENT_FORMATS``.
     """
@@ -94,9 +97,14 @@ def extract_answer(text: str, formats: Sequence[FormatSpec] = ANSWER_FORMATS) ->
     unknown = {name for tier in tiers for name in tier} - set(_EXTRACTORS)
     if unknown:
         raise ValueError(f"unknown answer formats {sorted(unknown)}; known: {sorted(_EXTRACTORS)}")
-    text = final_text(text)
-    if text is None:
-        return None
+    body = final_text(text)
+    if body is None:
+        # An unclosed <think> has no answer yet, except one stated in an <answer> tag after it.
+        if not any("answer_tag" in tier for tier in tiers):
+            return None
+        found = _extract_answer_tag(_after_last_think(text))
+        return found[0] if found else None
+    text = body
     for tier in tiers:
         found = [match for name in tier if (match := _EXTRACTORS[name](text)) is not None]
         if found:
@@ -105,13 +113,20 @@ def extract_answer(text: str, formats: Sequence[FormatSpec] = ANSWER_FORMATS) ->
 
 
 def final_text(text: str) -> str | None:
-    """The part of a response that may hold its final answer: after the last ``</think>``, at most the last
-    ``MAX_SCAN_CHARS`` characters; None while a ``<think>`` is still open."""
+    """The part of a response that may hold its final answer: before the first end-of-turn token
+    (``<|im_end|>``, ``<|eot_id|>``, ``</s>``: nothing after it was generated as the answer), after the last
+    ``</think>``, at most the last ``MAX_SCAN_CHARS`` characters; None while a ``<think>`` is still open."""
+    text = END_OF_TURN.split(text, maxsplit=1)[0]
     if "</think>" in text:
         text = text.rsplit("</think>", 1)[1]
-    elif "<think>" in text:
+    if "<think>" in text:  # opened and never closed, also after an earlier thought was closed
         return None
     return text[-MAX_SCAN_CHARS:]
+
+
+def _after_last_think(text: str) -> str:
+    """The text after the last ``<think>`` (before any end-of-turn token), its last ``MAX_SCAN_CHARS`` characters."""
+    return END_OF_TURN.split(text, maxsplit=1)[0].rsplit("<think>", 1)[-1][-MAX_SCAN_CHARS:]
 
 
 Match = tuple[str, int]
@@ -215,8 +230,9 @@ def _delimited_spans(text: str) -> list[tuple[str, int, int, bool]]:
 
 
 def _math_spans(text: str, display_only: bool = False) -> list[tuple[str, int, int]]:
-    spans = [(content, start, end) for content, start, end, display in _delimited_spans(text)
-             if display or not display_only]
+    spans = [
+        (content, start, end) for content, start, end, display in _delimited_spans(text) if display or not display_only
+    ]
     if not display_only:
         inside = iter(spans)
         covered = next(inside, None)
@@ -245,13 +261,15 @@ def _answer_value(rest: str) -> str | None:
         grouped = _grouped_forward(spans, rest)
         if grouped:
             return grouped
-    sentence = re.split(r"\.(?:\s|$)|\n|\s+I hope\b", rest, maxsplit=1)[0].strip().strip('*"').rstrip(".").strip()
+    sentence = re.split(r"\.(?:\s|$)|。|\n|\s+I hope\b", rest, maxsplit=1)[0].strip().strip('*"').rstrip(".").strip()
     if not sentence:
         return None
-    counted = _COUNTED.fullmatch(sentence)
-    if counted and not _QUALIFIERS & set(counted.group("words").lower().split()):
-        return counted.group("number")  # "the answer is 18 apples": the number of what was counted
+    counted = counted_number(sentence)
+    if counted is not None:
+        return counted  # "the answer is 18 apples": the number of what was counted
     if len(sentence.split()) <= _SHORT_ANSWER_WORDS or not re.search(r"\d", sentence):
+        return sentence
+    if not re.search(r"[^\W\d_]", sentence):  # no letters in any script: math ("(35 + 70 = 105)"), not prose
         return sentence
     number = _FIRST_NUMBER.search(sentence)
     return number.group() if number else sentence
@@ -283,7 +301,7 @@ def _extract_minerva(text: str) -> Match | None:
 
 def _extract_gsm8k(text: str) -> Match | None:
     last = None
-    for last in _GSM8K.finditer(text):
+    for last in _GSM8K.finditer(text):  # noqa: B007 -- keeps the last match
         pass
     return (last.group("answer").strip(), last.end()) if last else None
 
@@ -298,11 +316,13 @@ def _extract_answer_tag(text: str) -> Match | None:
 
 
 def _extract_answer_is(text: str) -> Match | None:
-    matches = list(_FINAL_ANSWER_IS.finditer(text)) or list(_ANSWER_IS.finditer(text))
-    for match in reversed(matches):
-        answer = _answer_value(match.group("answer"))
+    markers = list(_FINAL_ANSWER_IS.finditer(text)) or list(_ANSWER_IS.finditer(text))
+    for marker in reversed(markers):
+        line_end = text.find("\n", marker.end())
+        line_end = len(text) if line_end < 0 else line_end
+        answer = _answer_value(text[marker.end() : line_end])
         if answer:
-            return answer, match.end()
+            return answer, line_end
     return None
 
 
@@ -314,9 +334,25 @@ def _extract_last_math(text: str) -> Match | None:
     return _grouped(_math_spans(text), text)
 
 
+def _extract_whole(text: str) -> Match | None:
+    """The response itself when it is nothing but an answer: one math span (``$\\log_2 8 = 3$``) or a number,
+    possibly with what it counts (``33 eggs.``); trailing full stops do not count."""
+    stripped = text.strip()
+    if len(stripped) > _MAX_WHOLE_CHARS:
+        return None
+    core = stripped.rstrip(".。").strip()
+    spans = _delimited_spans(core)
+    if len(spans) == 1 and spans[0][1] == 0 and spans[0][2] == len(core):
+        return spans[0][0], len(text)
+    if _WHOLE_NUMBER.fullmatch(core):
+        return core, len(text)
+    counted = counted_number(core)
+    return (counted, len(text)) if counted is not None else None
+
+
 def _extract_last_number(text: str) -> Match | None:
     last = None
-    for last in _NUMBER.finditer(text):
+    for last in _NUMBER.finditer(text):  # noqa: B007 -- keeps the last match
         pass
     return (last.group().strip(), last.end()) if last else None
 
@@ -330,4 +366,5 @@ _EXTRACTORS: dict[str, Callable[[str], Match | None]] = {
     "display_math": _extract_display_math,
     "last_math": _extract_last_math,
     "last_number": _extract_last_number,
+    "whole": _extract_whole,
 }

@@ -21,14 +21,16 @@ import math
 import re
 
 from envgym.verifiers.math_normalize import normalize
-from envgym.verifiers.math_structure import equation, sequence, split_top
+from envgym.verifiers.math_parts import equation, sequence, split_top
 
 FORMS = ("any", "literal")
 
 _INTEGER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)")
 _DECIMAL = re.compile(r"[+-]?[0-9]*\.[0-9]+")
-_FRACTION = re.compile(r"(?P<sign>[+-]?)(?:(?P<num>[+-]?[0-9]+)\s*/\s*(?P<den>[0-9]+)"
-                       r"|\\frac\{(?P<tex_num>[+-]?[0-9]+)\}\{(?P<tex_den>[0-9]+)\})")
+_FRACTION = re.compile(
+    r"(?P<sign>[+-]?)(?:(?P<num>[+-]?[0-9]+)\s*/\s*(?P<den>[0-9]+)"
+    r"|\\frac\{(?P<tex_num>[+-]?[0-9]+)\}\{(?P<tex_den>[0-9]+)\})"
+)
 _EQUALS = re.compile(r"(?<![<>!\\])=")
 
 
@@ -59,5 +61,7 @@ def _error(text: str) -> str | None:
         return _error(assigned[2])
     if assigned is not None:
         return f"{text!r} is an equation or a chain of equalities; the task asks for the value alone"
-    return (f"{text!r} is not a simplified value: the task asks for an integer, a fraction in lowest terms or a "
-            "decimal, not an expression to evaluate")
+    return (
+        f"{text!r} is not a simplified value: the task asks for an integer, a fraction in lowest terms or a "
+        "decimal, not an expression to evaluate"
+    )

@@ -24,6 +24,8 @@ import math
 import re
 from fractions import Fraction
 
+from envgym.verifiers.math_words import spoken_number
+
 MAX_ANSWER_CHARS = 1000
 """Longer answers are not compared (they are returned unequal at once): no real final answer is this long,
 and the cap bounds the work any input can cause."""
@@ -33,15 +35,39 @@ MAX_FACTORIAL = 3000  # 3000! has 9,131 digits
 MIN_SIGNIFICANT_DIGITS = 6
 
 _UNICODE = {
-    "\u2212": "-", "\u2013": "-", "\u00d7": "\\times ", "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u03c0": "\\pi ",
-    "\u221e": "\\infty ", "\u221a": "\\sqrt", "\u00b0": "^\\circ", "\u2264": "\\leq ", "\u2265": "\\geq ",
-    "\u2260": "\\neq ", "\u222a": "\\cup ", "\u00bd": "1/2", "\u00b2": "^2", "\u00b3": "^3", "\u2208": "\\in ",
+    "\u2212": "-",
+    "\u2013": "-",
+    "\u00d7": "\\times ",
+    "\u22c5": "\\cdot ",
+    "\u00b7": "\\cdot ",
+    "\u03c0": "\\pi ",
+    "\u221e": "\\infty ",
+    "\u221a": "\\sqrt",
+    "\u00b0": "^\\circ",
+    "\u2264": "\\leq ",
+    "\u2265": "\\geq ",
+    "\u2260": "\\neq ",
+    "\u222a": "\\cup ",
+    "\u00bd": "1/2",
+    "\u00b2": "^2",
+    "\u00b3": "^3",
+    "\u2208": "\\in ",
 }
 # Answers copied out of JSON are often escaped twice (\\frac); a LaTeX line break is never followed by these.
 _DOUBLE_ESCAPED = re.compile(
     r"(?<!\\)\\\\(?=(?:[dtc]?frac|left|right|sqrt|leq?|geq?|neq?|lt|gt|pm|mp|cdot|times|div|pi|infty|in|cup|cap"
     r"|text|mathrm|mathbf|boxed|approx)(?![A-Za-z]))"
 )
+# A chat template's end-of-turn token ends the response: nothing after it was generated as part of the answer.
+# Tokens that end one message of several (<|end|> between gpt-oss channels, Llama's <|eom_id|> before a tool
+# result) are not among them: the answer may come after them.
+END_OF_TURN = re.compile(
+    r"<\|(?:im_end|eot_id|endoftext|end_of_text|return|end_of_turn)\|>|</s>|<eos>|<end_of_turn>"
+    r"|<\uff5cend\u2581of\u2581sentence\uff5c>"
+)
+# ``,\!`` is LaTeX's comma without space, written only between digit groups (``1,\!000``, MATH's
+# ``56,\!01,\!78``), so it joins digits whatever the group size.
+_DIGIT_GROUP_COMMA = re.compile(r"(?<=\d),\s*\\!\s*(?=\d)", re.ASCII)
 _THOUSANDS_LATEX = re.compile(r"(?<=\d)\s*(?:\{,\s*\}|,\s*\\!|\\!\s*,|\\,|\{\\,\})\s*(?=\d{3}(?!\d))", re.ASCII)
 _DROP = re.compile(
     r"\\left|\\right|\\displaystyle|\\textstyle|(?<!\\)\\(?:!|,|;|:| )|~|\\quad|\\qquad|\^\{\\circ\}|\^\\circ|\\circ"
@@ -49,7 +75,7 @@ _DROP = re.compile(
 )
 _TEXT_COMMAND = re.compile(
     r"\\(?:text|textbf|textit|textrm|textnormal|textup|texttt|textsf|emph|mathrm|mathbf|mathit|mathsf|mathtt"
-    r"|mbox|hbox|operatorname)\s*\{"
+    r"|mbox|hbox|operatorname|mathcal|mathbb|mathfrak|mathscr|boldsymbol|bm)\s*\{"
 )
 _RELATIONS = (
     (re.compile(r">=|\\geqslant(?![A-Za-z])|\\geq?(?![A-Za-z])"), " \\geq "),
@@ -59,7 +85,7 @@ _RELATIONS = (
     (re.compile(r"\\gt(?![A-Za-z])"), " > "),
 )
 _MATRIX_ENVIRONMENT = re.compile(
-    r"\\begin\{(?:[bB]matrix|smallmatrix|array\}\{[^{}]*)\}(.*?)\\end\{(?:[bB]matrix|smallmatrix|array)\}", re.DOTALL
+    r"\\begin\{(?:[bB]?matrix|smallmatrix|array\}\{[^{}]*)\}(.*?)\\end\{(?:[bB]?matrix|smallmatrix|array)\}", re.DOTALL
 )
 _BRACKETED_MATRIX = re.compile(r"^[(\[]\s*(\\begin\{pmatrix\}(?:(?!\\begin).)*\\end\{pmatrix\})\s*[)\]]$", re.DOTALL)
 _FRAC_SHORT = re.compile(r"\\frac\s*(\d)\s*(\d)", re.ASCII)
@@ -69,12 +95,18 @@ _SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+)", re.ASCII)
 _UNIT_WORDS = re.compile(r"(?<=\d)\s*(?:dollars?|percent(?:age)?|pct)\b", re.ASCII)
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_NUMBER = re.compile(rf"^(?P<mantissa>{_DECIMAL})(?:[eE](?P<exp>[+-]?\d+)|\s*(?:\\times|\\cdot|\*)\s*10\^\{{?(?P<exp10>[+-]?\d+)\}}?)?$", re.ASCII)
+_NUMBER = re.compile(
+    rf"^(?P<mantissa>{_DECIMAL})(?:[eE](?P<exp>[+-]?\d+)|\s*(?:\\times|\\cdot|\*)\s*10\^\{{?(?P<exp10>[+-]?\d+)\}}?)?$",
+    re.ASCII,
+)
 _POWER_OF_TEN = re.compile(r"^10\^\{?(?P<exp>[+-]?\d+)\}?$", re.ASCII)
 _INT_POWER = re.compile(r"^(?P<base>\d+)\^\{?(?P<exp>\d+)\}?$", re.ASCII)
 _FRACTION = re.compile(rf"^\\frac\{{(?P<num>[+-]?{_DECIMAL})\}}\{{(?P<den>[+-]?{_DECIMAL})\}}$", re.ASCII)
 _SLASH = re.compile(rf"^(?P<num>{_DECIMAL})\s*/\s*(?P<den>[+-]?{_DECIMAL})$", re.ASCII)
-_MIXED = re.compile(r"^(?P<whole>\d+)\s*\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}$", re.ASCII)
+_MIXED = re.compile(
+    r"^(?P<whole>\d+)(?:\s*\\frac\{(?P<num>\d+)\}\{(?P<den>\d+)\}|\s+(?P<slash_num>\d+)\s*/\s*(?P<slash_den>\d+))$",
+    re.ASCII,
+)
 _BASE = re.compile(r"^(?P<digits>[0-9A-Fa-f]+)_\{?(?P<base>\d{1,2})\}?$", re.ASCII)
 _THOUSANDS = re.compile(r"^[1-9]\d{0,2}(?:(?:,\d{3})+|(?: \d{3})+)(?:\.\d+)?$", re.ASCII)
 _INFINITY = {"\\infty", "inf", "infinity", "oo", "infty"}
@@ -123,6 +155,9 @@ def _strip_wrappers(text: str) -> str:
             if found is not None and found[1] == len(text):
                 text = found[0]
         text = re.sub(r"^\$+|(?<!\\)\$+$|^\\\(|\\\)$|^\\\[|\\\]$", "", text)
+        bold = re.fullmatch(r"\*\*(.+)\*\*", text, re.DOTALL)  # Markdown bold: **42**
+        if bold and "**" not in bold.group(1):
+            text = bold.group(1)
     return text
 
 
@@ -135,10 +170,12 @@ def _brace_fraction(match: re.Match[str]) -> str:
 
 def normalize(answer: str) -> str:
     """A canonical string for an extracted answer (see the module docstring for what changes)."""
-    text = _DOUBLE_ESCAPED.sub(r"\\", answer)
+    text = END_OF_TURN.split(answer, maxsplit=1)[0]
+    text = _DOUBLE_ESCAPED.sub(r"\\", text)
     text = _strip_wrappers(text)
     for old, new in _UNICODE.items():
         text = text.replace(old, new)
+    text = _DIGIT_GROUP_COMMA.sub("", text)
     text = _THOUSANDS_LATEX.sub("", text)
     text = text.replace("{,}", ",")
     text = _DROP.sub(" ", text)
@@ -152,11 +189,13 @@ def normalize(answer: str) -> str:
     text = _FRAC_SHORT.sub(r"\\frac{\1}{\2}", text)
     text = _FRAC_HALF_BRACED.sub(_brace_fraction, text)
     text = _SQRT_SHORT.sub(r"\\sqrt{\1}", text)
-    text = re.sub(r"([\^_])\{(\w)\}", r"\1\2", text)  # e^{2} -> e^2, a_{3} -> a_3
+    # e^{2} -> e^2, a_{3} -> a_3; not 2^{6}3^{5}, which would read as 2^{63^5}
+    text = re.sub(r"([\^_])\{(\w)\}(?![0-9A-Za-z])", r"\1\2", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = _UNIT_WORDS.sub(lambda m: "" if "dollar" in m.group() else "%", text).strip()
     if text.endswith("."):  # a sentence's full stop ("5." or "Blue.")
         text = text[:-1].rstrip()
+    text = re.sub(r"(?<!\\)\\+$", "", text).rstrip()  # a stray line break or backslash at the end ("185\\")
     while len(text) > 2 and text[0] == "{" and find_braced(text, 0) == (text[1:-1], len(text)):
         text = text[1:-1].strip()
     return text
@@ -171,8 +210,13 @@ class Number:
 
     __slots__ = ("value", "fractional_digits", "significant_digits", "percent")
 
-    def __init__(self, value: Fraction | float, fractional_digits: int | None = None,
-                 significant_digits: int | None = None, percent: bool = False):
+    def __init__(
+        self,
+        value: Fraction | float,
+        fractional_digits: int | None = None,
+        significant_digits: int | None = None,
+        percent: bool = False,
+    ):
         self.value, self.fractional_digits, self.percent = value, fractional_digits, percent
         self.significant_digits = significant_digits
 
@@ -194,9 +238,10 @@ def _decimal(text: str, exponent: str | None = None) -> Number | None:
     return Number(value, max(digits - exp, 0), significant)
 
 
-def parse_number(text: str) -> Number | None:
-    """A plain real number written as an integer, decimal, fraction, mixed number, percentage, power, base-b
-    numeral or in scientific notation; None for anything else."""
+def parse_number(text: str, mixed_numbers: bool = True) -> Number | None:
+    """A plain real number written as an integer, decimal, fraction, mixed number (``3\\frac{1}{2}``,
+    ``3128 1/2``; with ``mixed_numbers=False`` those are products, left to sympy), percentage, power, base-b
+    numeral, in scientific notation or in words (``five``); None for anything else."""
     text = text.strip()
     percent = text.endswith("%")
     if percent:
@@ -207,12 +252,12 @@ def parse_number(text: str) -> Number | None:
             sign = -sign
         text = text[1:].strip()
     if text.startswith("(") and text.endswith(")") and "," not in text:
-        inner = parse_number(text[1:-1])
+        inner = parse_number(text[1:-1], mixed_numbers)
         if inner is None or percent:
             return None
         inner.value = sign * inner.value
         return inner
-    number = _parse_unsigned(text)
+    number = _parse_unsigned(text, mixed_numbers)
     if number is None:
         return None
     number.value = sign * number.value
@@ -220,7 +265,7 @@ def parse_number(text: str) -> Number | None:
     return number
 
 
-def _parse_unsigned(text: str) -> Number | None:
+def _parse_unsigned(text: str, mixed_numbers: bool) -> Number | None:
     if _THOUSANDS.match(text):
         text = text.replace(",", "").replace(" ", "")
     if text.lower() in _INFINITY:
@@ -237,8 +282,9 @@ def _parse_unsigned(text: str) -> Number | None:
     if match := _FRACTION.match(text) or _SLASH.match(text):
         num, den = Fraction(match.group("num")), Fraction(match.group("den"))
         return None if den == 0 else Number(num / den)
-    if match := _MIXED.match(text):
-        whole, num, den = (int(match.group(k)) for k in ("whole", "num", "den"))
+    if mixed_numbers and (match := _MIXED.match(text)):
+        whole = int(match.group("whole"))
+        num, den = (int(match.group(k) or match.group(f"slash_{k}")) for k in ("num", "den"))
         if 0 < num < den:
             return Number(whole + Fraction(num, den))
     if (match := _BASE.match(text)) and 2 <= int(match.group("base")) <= 16:
@@ -246,7 +292,8 @@ def _parse_unsigned(text: str) -> Number | None:
             return Number(Fraction(int(match.group("digits"), int(match.group("base")))))
         except ValueError:  # a digit the base does not have: not a numeral
             return None
-    return None
+    spoken = spoken_number(text)
+    return None if spoken is None else Number(Fraction(spoken))
 
 
 def values_equal(x: Fraction | float, x_number: Number | None, y: Fraction | float, y_number: Number | None) -> bool:
@@ -285,7 +332,7 @@ def too_large(text: str) -> bool:
     the factorial of a number above ``MAX_FACTORIAL``."""
     if any(int(n) > MAX_FACTORIAL for n in _FACTORIAL.findall(text)):
         return True
-    unbracketed = re.sub(r"[(){}\s]|\\left|\\right", "", text)
+    unbracketed = _without_brackets(re.sub(r"\\left|\\right", "", text))
     for base, exponent, tower in _POWER.findall(text) + _POWER.findall(unbracketed):
         digits_per_unit = math.log10(int(base)) if int(base) > 1 else 0.0
         if tower:
@@ -295,3 +342,21 @@ def too_large(text: str) -> bool:
         if int(exponent) * digits_per_unit > MAX_DIGITS:
             return True
     return False
+
+
+def _without_brackets(text: str) -> str:
+    """``text`` without brackets and without the spaces inside them, so that no bracket or space hides a power
+    tower (``9^{(9^9)}``, ``9^{9 9^9}``); spaces outside brackets stay, and a closing bracket followed by a digit
+    or letter becomes one, since there they end an exponent (``2^6 3^5`` and ``2^{6}3^{5}`` are products, not
+    ``2^{63^5}``)."""
+    kept, depth = [], 0
+    for i, char in enumerate(text):
+        if char in "({":
+            depth += 1
+        elif char in ")}":
+            depth = max(depth - 1, 0)
+            if depth == 0 and text[i + 1 : i + 2].isalnum():
+                kept.append(" ")  # 2^{6}3^{5}: the group ended the exponent
+        elif not (char.isspace() and depth > 0):
+            kept.append(char)
+    return "".join(kept)

@@ -30,7 +30,7 @@ import sympy
 from sympy.core.function import AppliedUndef
 
 from envgym.verifiers.math_normalize import parse_number, values_equal
-from envgym.verifiers.math_structure import is_relation, split_top, union_parts, wrapped
+from envgym.verifiers.math_parts import is_relation, split_top, union_parts, wrapped
 
 _RANDOM = random.SystemRandom()
 _POINTS = 3
@@ -84,12 +84,26 @@ def _parse_plain(text: str) -> sympy.Basic:
     Euler's number, ``i`` the imaginary unit) or a known function, so the ``eval`` inside parse_expr reaches
     nothing else."""
     from sympy.parsing.sympy_parser import (
-        convert_xor, implicit_multiplication, parse_expr, rationalize, standard_transformations,
+        convert_xor,
+        implicit_multiplication,
+        parse_expr,
+        rationalize,
+        standard_transformations,
     )
 
     names = {c: sympy.Symbol(c) for c in _LETTERS}
-    names.update(e=sympy.E, i=sympy.I, sqrt=sympy.sqrt, pi=sympy.pi, sin=sympy.sin, cos=sympy.cos, tan=sympy.tan,
-                 log=sympy.log, ln=sympy.log, exp=sympy.exp)
+    names.update(
+        e=sympy.E,
+        i=sympy.I,
+        sqrt=sympy.sqrt,
+        pi=sympy.pi,
+        sin=sympy.sin,
+        cos=sympy.cos,
+        tan=sympy.tan,
+        log=sympy.log,
+        ln=sympy.log,
+        exp=sympy.exp,
+    )
     # rationalize: 10.5 is read as 21/2 before anything is evaluated (sqrt(10.5) would become a float at once).
     transformations = standard_transformations + (implicit_multiplication, convert_xor, rationalize)
     # xy -> x*y: multi-letter names other than the known functions never reach eval.
@@ -216,8 +230,12 @@ def _equal(pred, gold) -> bool:
     if isinstance(pred, sympy.Set) or isinstance(gold, sympy.Set):
         return isinstance(pred, sympy.Set) and isinstance(gold, sympy.Set) and _sets_equal(pred, gold)
     if isinstance(pred, sympy.Tuple) or isinstance(gold, sympy.Tuple):
-        return (isinstance(pred, sympy.Tuple) and isinstance(gold, sympy.Tuple) and len(pred) == len(gold)
-                and all(_equal(p, g) for p, g in zip(pred, gold)))
+        return (
+            isinstance(pred, sympy.Tuple)
+            and isinstance(gold, sympy.Tuple)
+            and len(pred) == len(gold)
+            and all(_equal(p, g) for p, g in zip(pred, gold))
+        )
     if not (isinstance(pred, sympy.Expr) and isinstance(gold, sympy.Expr)):
         return pred == gold
     return expressions_equal(pred, gold)
@@ -314,8 +332,12 @@ def _sets_equal(pred: sympy.Set, gold: sympy.Set) -> bool:
 # --- relations --------------------------------------------------------------------------------------
 
 _CANONICAL = {
-    sympy.StrictGreaterThan: (">", 1), sympy.GreaterThan: (">=", 1), sympy.StrictLessThan: (">", -1),
-    sympy.LessThan: (">=", -1), sympy.Equality: ("=", 1), sympy.Unequality: ("!=", 1),
+    sympy.StrictGreaterThan: (">", 1),
+    sympy.GreaterThan: (">=", 1),
+    sympy.StrictLessThan: (">", -1),
+    sympy.LessThan: (">=", -1),
+    sympy.Equality: ("=", 1),
+    sympy.Unequality: ("!=", 1),
 }
 
 

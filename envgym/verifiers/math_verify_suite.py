@@ -59,10 +59,19 @@ def math_verify_verdict(case: dict[str, Any]) -> bool:
     if case["helper"] == "verify_parse":
         return bool(verify(parse(case["gold"]), parse(case["pred"])))
     options = case["options"]
-    targets = [LatexExtractionConfig(boxed_match_priority=0) if kind == "latex" else ExprExtractionConfig()
-               for kind in options["match_types"]]
-    return bool(verify(parse(case["gold"], targets), parse(case["pred"], targets), float_rounding=options["precision"],
-                       strict=options["strict"], allow_set_relation_comp=options["allow_set_relation_comp"]))
+    targets = [
+        LatexExtractionConfig(boxed_match_priority=0) if kind == "latex" else ExprExtractionConfig()
+        for kind in options["match_types"]
+    ]
+    return bool(
+        verify(
+            parse(case["gold"], targets),
+            parse(case["pred"], targets),
+            float_rounding=options["precision"],
+            strict=options["strict"],
+            allow_set_relation_comp=options["allow_set_relation_comp"],
+        )
+    )
 
 
 def score(verdict_of, cases: list[dict[str, Any]]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 MAX_EXPRESSION_CHARS = 2000
 MAX_LITERAL_CHARS = 20_000
@@ -66,7 +67,10 @@ def _power(base: Fraction, exponent: Fraction) -> Fraction:
 
 
 _ARITHMETIC: dict[type, Callable[[Fraction, Fraction], Fraction]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Pow: _power,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Pow: _power,
 }
 
 
@@ -124,8 +128,9 @@ def number_literals(text: str) -> list[Fraction]:
     """
     tree = _parse(text)
     _bounded_depth(_arithmetic, tree)  # refuses anything that is not plain arithmetic
-    literals = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Constant)),
-                      key=lambda node: node.col_offset)
+    literals = sorted(
+        (node for node in ast.walk(tree) if isinstance(node, ast.Constant)), key=lambda node: node.col_offset
+    )
     return [_number(node) for node in literals]
 
 
@@ -154,8 +159,12 @@ def sympy_expression(text: str, names: Mapping[str, Any], functions: Mapping[str
                 if abs(exponent) > _MAX_EXPONENT:
                     raise UnsafeExpressionError(f"exponents must be at most {_MAX_EXPONENT} in size")
                 return build(node.left) ** sympy.Rational(exponent.numerator, exponent.denominator)
-            operations = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-                          ast.Div: operator.truediv}
+            operations = {
+                ast.Add: operator.add,
+                ast.Sub: operator.sub,
+                ast.Mult: operator.mul,
+                ast.Div: operator.truediv,
+            }
             if type(node.op) in operations:
                 return operations[type(node.op)](build(node.left), build(node.right))
         what = node.id if isinstance(node, ast.Name) else type(node).__name__

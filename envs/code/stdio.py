@@ -21,14 +21,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text
 from envgym.envs.code.common import NO_CODE_FEEDBACK, attempt_feedback, extract_code, no_code_info, turn_info
 from envgym.envs.code.stdio_samples import SAMPLE_PROBLEMS, SAMPLE_SOLUTIONS
 from envgym.tasks import ListTaskSource
 
-INSTRUCTION = ("Solve the following problem. Your program reads the input from stdin and writes the answer to "
-               "stdout. Reply with the complete program in one ```python code block (```cpp or ```c also work)."
-               "\n\n{statement}")
+INSTRUCTION = (
+    "Solve the following problem. Your program reads the input from stdin and writes the answer to "
+    "stdout. Reply with the complete program in one ```python code block (```cpp or ```c also work)."
+    "\n\n{statement}"
+)
 LANGUAGES = ("python", "c", "cpp")
 CODECONTESTS_LANGUAGES = {3: "python", 2: "cpp"}  # its Language enum: PYTHON3 and CPP (Python 2 and Java: no)
 WRONG_PROGRAM = "```python\npass\n```"  # an honest attempt that solves nothing: it prints nothing
@@ -63,12 +65,18 @@ def record_to_task(record: Mapping[str, Any], index: int) -> Task:
         solutions = json.loads(solutions) if isinstance(solutions, str) else solutions
         solution = [solutions[0], "python"] if solutions else None
     else:
-        raise ValueError(f"record {index}: expected a CodeContests record (with 'description') or an APPS record "
-                         f"(with 'question'), got keys {sorted(record)}")
+        raise ValueError(
+            f"record {index}: expected a CodeContests record (with 'description') or an APPS record "
+            f"(with 'question'), got keys {sorted(record)}"
+        )
     if not cases:
         raise ValueError(f"record {index} ({task_id}): no test cases")
-    return Task(id=task_id, messages=[{"role": "user", "content": INSTRUCTION.format(statement=statement)}],
-                answer={"cases": cases, "public": public, "solution": solution}, metadata={"source": "stdio"})
+    return Task(
+        id=task_id,
+        messages=[{"role": "user", "content": INSTRUCTION.format(statement=statement)}],
+        answer={"cases": cases, "public": public, "solution": solution},
+        metadata={"source": "stdio"},
+    )
 
 
 def _text(value: Any) -> str:
@@ -78,8 +86,10 @@ def _text(value: Any) -> str:
 def load_stdio_tasks(path: str | Path | None = None) -> list[Task]:
     """The tasks of the JSONL file at ``path``, or the built-in samples (with their reference solutions)."""
     if path is None:
-        samples = [{**record, "solutions": {"language": [3], "solution": [SAMPLE_SOLUTIONS[record["name"]]]}}
-                   for record in SAMPLE_PROBLEMS]
+        samples = [
+            {**record, "solutions": {"language": [3], "solution": [SAMPLE_SOLUTIONS[record["name"]]]}}
+            for record in SAMPLE_PROBLEMS
+        ]
         return [record_to_task(record, i) for i, record in enumerate(samples)]
     with open(path) as handle:
         return [record_to_task(json.loads(line), i) for i, line in enumerate(handle) if line.strip()]
@@ -101,17 +111,31 @@ def grade_program(env: Any, text: str):
     if extracted is None:
         return None
     code, language = extracted
-    return run_io_tests(code, env.task.answer["cases"], language=language if language in LANGUAGES else "python",
-                        timeout=env.timeout, memory_mb=env.memory_mb, backend=env.backend)
+    return run_io_tests(
+        code,
+        env.task.answer["cases"],
+        language=language if language in LANGUAGES else "python",
+        timeout=env.timeout,
+        memory_mb=env.memory_mb,
+        backend=env.backend,
+    )
 
 
 class StdIO(Env):
     description = "Competitive programming on stdin/stdout; reward 1 when every test case passes."
 
-    def __init__(self, path: str | None = None, timeout: float = 5.0, memory_mb: int = 512,
-                 pass_fraction_weight: float = 0.0, backend: Any = None):
+    def __init__(
+        self,
+        path: str | None = None,
+        timeout: float = 5.0,
+        memory_mb: int = 512,
+        pass_fraction_weight: float = 0.0,
+        backend: Any = None,
+    ):
         self.timeout, self.memory_mb, self.backend = timeout, memory_mb, backend
         self.pass_fraction_weight = pass_fraction_weight
+        partial = RewardRange(0.0, max(0.0, pass_fraction_weight))
+        self.reward_ranges = {"correct": RewardRange(), "pass_fraction": partial}
         self.tasks = ListTaskSource(load_stdio_tasks(path))
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:

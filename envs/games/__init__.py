@@ -28,7 +28,7 @@ def register_envs() -> None:
         "envgym.envs.games.tictactoe_selfplay:make_tictactoe",
         max_turns=10,
         description="TicTacToe against a scripted opponent (random, greedy or minimax), or opponent='self' (two "
-                    "seats); +1 win, 0 draw, -1 loss.",
+        "seats); +1 win, 0 draw, -1 loss.",
         opponent="greedy",
     )
     register(  # the same game as TicTacToe-v0 with opponent="self", under its own id so `envgym audit` covers it
@@ -42,7 +42,7 @@ def register_envs() -> None:
         "envgym.envs.games.describe_guess:DescribeGuess",
         max_turns=8,
         description="Two seats: a describer clues a secret word, a guesser names it among candidates; +1 to both "
-                    "for a right guess, -1 to a seat that breaks the rules.",
+        "for a right guess, -1 to a seat that breaks the rules.",
     )
     register(
         "games/Bandit-v0",

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.games.move_parsing import last_tag, parse_int, quote
 from envgym.tasks import ProceduralTaskSource
 
@@ -40,6 +40,10 @@ class Bandit(Env):
         if isinstance(pulls, bool) or not isinstance(pulls, int) or pulls < 1:
             raise ValueError(f"pulls must be a positive int, got {pulls!r}")
         self.arms, self.pulls, self.invalid_penalty = arms, pulls, float(invalid_penalty)
+        self.reward_ranges = {
+            "payoff": RewardRange(per_turn=True),
+            "format": RewardRange(-self.invalid_penalty, 0.0, per_turn=True),
+        }
         self.tasks = ProceduralTaskSource(self._make_task)
 
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
@@ -50,8 +54,12 @@ class Bandit(Env):
             "valid pull wastes that pull. Win as much as you can in total. "
             "Answer with the arm you pull in the form <pull>1</pull>."
         )
-        return Task(id=f"bandit-{self.arms}x{self.pulls}-{index}", messages=[{"role": "user", "content": rules}],
-                    answer=means, metadata={"payoff_seed": int(rng.integers(2**31)), "pulls": self.pulls})
+        return Task(
+            id=f"bandit-{self.arms}x{self.pulls}-{index}",
+            messages=[{"role": "user", "content": rules}],
+            answer=means,
+            metadata={"payoff_seed": int(rng.integers(2**31)), "pulls": self.pulls},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         self.means: list[float] = list(task.answer)
@@ -69,7 +77,10 @@ class Bandit(Env):
         # One payoff draw per turn, whatever happens, so a wasted turn does not shift later payoffs.
         draw = float(self.payoff_rng.random())
         if arm is None:
-            regret, components = self.best_mean, {"payoff": 0.0, "format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
+            regret, components = (
+                self.best_mean,
+                {"payoff": 0.0, "format": 0.0 - self.invalid_penalty},
+            )  # 0.0 - p: no -0.0 when p is 0
             lines = [f"{problem} Reply with an arm as <pull>k</pull>, k from 1 to {self.arms}. This pull is wasted."]
             info: dict[str, Any] = {"action_valid": False, "action_error": problem}
         else:
@@ -84,8 +95,12 @@ class Bandit(Env):
         terminated = self.pulls_left == 0
         plural = "s" if self.pulls_left > 1 else ""
         lines.append("No pulls left." if terminated else f"{self.pulls_left} pull{plural} left.")
-        info.update(regret=round(regret, 6), cumulative_regret=round(self.cumulative_regret, 6),
-                    pulls_left=self.pulls_left, reward_components=components)
+        info.update(
+            regret=round(regret, 6),
+            cumulative_regret=round(self.cumulative_regret, 6),
+            pulls_left=self.pulls_left,
+            reward_components=components,
+        )
         if terminated:
             info["answer"] = int(np.argmax(self.means)) + 1
         return [{"role": "user", "content": "\n".join(lines)}], reward_total(components), terminated, False, info
@@ -112,6 +127,7 @@ class Bandit(Env):
         return arm - 1, ""
 
     def _tally(self) -> str:
-        parts = [f"arm {i + 1}: {wins}/{count}" for i, (wins, count) in
-                 enumerate(zip(self.payoff_totals, self.pull_counts))]
+        parts = [
+            f"arm {i + 1}: {wins}/{count}" for i, (wins, count) in enumerate(zip(self.payoff_totals, self.pull_counts))
+        ]
         return "Paid/pulled so far: " + ", ".join(parts) + "."

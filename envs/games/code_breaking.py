@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.games.move_parsing import last_tag
 
 
@@ -32,10 +32,17 @@ class CodeBreakingGame(Env):
         if isinstance(max_guesses, bool) or not isinstance(max_guesses, int) or max_guesses < 1:
             raise ValueError(f"max_guesses must be a positive int, got {max_guesses!r}")
         if invalid_penalty < repeat_penalty:
-            raise ValueError(f"invalid_penalty ({invalid_penalty}) must be >= repeat_penalty ({repeat_penalty}), so an "
-                             "invalid turn never costs less than a repeated guess")
+            raise ValueError(
+                f"invalid_penalty ({invalid_penalty}) must be >= repeat_penalty ({repeat_penalty}), so an "
+                "invalid turn never costs less than a repeated guess"
+            )
         self.max_guesses = max_guesses
         self.repeat_penalty, self.invalid_penalty = float(repeat_penalty), float(invalid_penalty)
+        self.reward_ranges = {
+            "correct": RewardRange(),
+            "repeat": RewardRange(-self.repeat_penalty, 0.0, per_turn=True),
+            "format": RewardRange(-self.invalid_penalty, 0.0, per_turn=True),
+        }
 
     def _parse_guess(self, text: str) -> tuple[str | None, str]:
         """The guess inside the tag in canonical form, or ``None`` and what was wrong with it."""
@@ -86,8 +93,13 @@ class CodeBreakingGame(Env):
         if guess is None:
             components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
             feedback = f"{problem} Reply with your guess as {self.guess_example}. This turn used up a guess."
-            info: dict[str, Any] = {"action_valid": False, "action_error": problem, "guesses_left": left,
-                                    "correct": False, "reward_components": components}
+            info: dict[str, Any] = {
+                "action_valid": False,
+                "action_error": problem,
+                "guesses_left": left,
+                "correct": False,
+                "reward_components": components,
+            }
             if left == 0:
                 feedback += f" No guesses left. The answer was {self.secret}."
                 info["answer"] = self.secret
@@ -106,8 +118,14 @@ class CodeBreakingGame(Env):
             again = "You already tried that guess. " if repeated else ""
             feedback += f" {again}{left} guess{'es' if left > 1 else ''} left."
         terminated = solved or left == 0
-        info = {"action_valid": True, "guess": guess, **details, "guesses_left": left, "correct": solved,
-                "reward_components": components}
+        info = {
+            "action_valid": True,
+            "guess": guess,
+            **details,
+            "guesses_left": left,
+            "correct": solved,
+            "reward_components": components,
+        }
         if terminated:
             info["answer"] = self.secret
         return [{"role": "user", "content": feedback}], reward_total(components), terminated, False, info

@@ -8,16 +8,20 @@ Rewards per seat (component ``outcome``), decided by string checks only:
 
 - the guesser names the secret word: +1 to both seats (they win together);
 - the rounds run out: 0 to both;
-- the describer breaks the rules (no ``<clue>``, an empty clue or one over ``max_clue_chars``, or the secret word
-  anywhere in its message): -1 to the describer, 0 to the guesser, and the game ends;
+- the describer breaks the rules (no ``<clue>``, an empty clue or one over ``max_clue_chars``, the secret word in
+  any disguise anywhere in its message, or a clue about the word or the list instead of the thing): -1 to the
+  describer, 0 to the guesser, and the game ends;
 - the guesser breaks the rules (no ``<guess>``, or a word that is not a candidate): -1 to the guesser, 0 to the
   describer, and the game ends.
 
-What the taboo check catches: the word in any case, at the start of a word (so plurals and compounds that begin
-with it), spelled with separators (``a-p-p-l-e``, ``A P P L E``), spelled backwards (``elppa``, ``e l p p a``),
-and any word made of exactly its letters rearranged (``pleap``), after Unicode NFKC folding (full-width
-letters). What it does not: translations, rhymes, other ciphers or a private code the two seats agree on.
-One policy playing both seats could learn such a code; the guess itself is always checked exactly.
+The taboo (:mod:`envgym.envs.games.taboo`) reads the describer's message after normalisation and decoding: the
+word in any case or script (homoglyphs, full-width, zero-width characters), at the start of a word, spelled with
+separators or digits between its letters, backwards or rearranged, in leetspeak, rot13, base64, hex, byte codes,
+letter numbers, Morse, the NATO alphabet, letter names, an acrostic, or a translation into five languages. The clue
+itself may not talk about the word or the list (rhymes, spelling, letters, positions such as "the second
+candidate") or name another candidate (an elimination list), and the two seats see the candidates in independent
+random orders, so a position carries nothing. What no rule catches: a private code the seats agree on, other
+languages, puns; the guess itself is always checked exactly (docs/multi-agent.md).
 
 :meth:`DescribeGuess.reference_action` gives the describer a hand-written clue that singles the word out among
 the candidates, and the guesser the secret word, so reference play wins in the first round.
@@ -25,14 +29,14 @@ the candidates, and the guesser the secret word, so reference play wins in the f
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Message, Task, action_text
+from envgym.core import Action, Message, RewardRange, Task, action_text
 from envgym.envs.games.move_parsing import last_tag, quote
+from envgym.envs.games.taboo import meta_clue, names_word
 from envgym.multiagent import MultiAgentEnv, SeatTurn
 from envgym.tasks import ProceduralTaskSource
 
@@ -95,27 +99,17 @@ WORDS: dict[str, dict[str, str]] = {
 }
 
 
-def contains_word(text: str, word: str) -> bool:
-    """Whether ``text`` names ``word`` (see the module docstring for what counts): case-insensitive, forwards or
-    backwards at the start of a word, letters possibly separated by spaces or punctuation, or a whole word that
-    rearranges its letters, after NFKC folding."""
-    folded, word = unicodedata.normalize("NFKC", text).casefold(), word.casefold()
-    for spelling in (word, word[::-1]):
-        pattern = r"[\W_]*".join(re.escape(letter) for letter in spelling)
-        if re.search(rf"(?<![^\W\d_]){pattern}", folded) is not None:
-            return True
-    letters = sorted(word)
-    return any(sorted(token) == letters for token in re.findall(r"[^\W\d_]+", folded))
-
-
 def _user(text: str) -> Message:
     return {"role": "user", "content": text}
 
 
 class DescribeGuess(MultiAgentEnv):
-    description = ("Describe and guess between two seats: a describer clues a secret word, a guesser names it "
-                   "among candidates; +1 to both for a right guess, -1 to a seat that breaks the rules.")
+    description = (
+        "Describe and guess between two seats: a describer clues a secret word, a guesser names it "
+        "among candidates; +1 to both for a right guess, -1 to a seat that breaks the rules."
+    )
     agents = (DESCRIBER, GUESSER)
+    reward_ranges = {"outcome": RewardRange(-1.0, 1.0)}
 
     def __init__(self, rounds: int = 2, candidates: int = 4, max_clue_chars: int = MAX_CLUE_CHARS):
         if not isinstance(rounds, int) or rounds < 1:
@@ -134,20 +128,30 @@ class DescribeGuess(MultiAgentEnv):
         chosen = [words[i] for i in rng.permutation(len(words))[: self.candidates]]
         secret = chosen[int(rng.integers(len(chosen)))]
         listed = ", ".join(chosen)
+        # The guesser's list is in an order of its own: "the second candidate" tells it nothing.
+        guesser_listed = ", ".join(chosen[i] for i in rng.permutation(len(chosen)))
         describer = (
             f"Let's play describe-and-guess. You are the describer; your partner guesses. The category is {category} "
             f"and the candidates are: {listed}. The secret word is: {secret}. Each round, describe it in the form "
             "<clue>your description</clue> so that your partner can tell it apart from the other candidates. Never "
-            "write the secret word itself (in any case, spelled out letter by letter, backwards, with its letters "
-            f"rearranged, or as the start of a longer word), and keep the clue to at most {self.max_clue_chars} characters, or you lose. You both win if your "
-            f"partner names it within {self.rounds} round(s).")
+            "write the secret word itself in any form (spelled out, backwards, rearranged, encoded, translated, or as "
+            "the start of a longer word), never name another candidate or talk about the word's letters, sound or "
+            f"place in the list, and keep the clue to at most {self.max_clue_chars} characters, or you lose. You "
+            "both win if your "
+            f"partner names it within {self.rounds} round(s)."
+        )
         guesser = (
             "Let's play describe-and-guess. You are the guesser; your partner knows a secret word and describes it. "
-            f"The category is {category} and the candidates are: {listed}. Answer with one candidate in the form "
-            "<guess>word</guess>. Naming anything that is not a candidate loses the game. You both win if you name "
-            f"the secret word within {self.rounds} round(s).")
-        return Task(id=f"describe-guess-{index}", messages=[_user(describer)], answer=secret,
-                    metadata={"category": category, "candidates": chosen, "guesser_prompt": guesser})
+            f"The category is {category} and the candidates are: {guesser_listed}. Answer with one candidate in the "
+            "form <guess>word</guess>. Naming anything that is not a candidate loses the game. You both win if you "
+            f"name the secret word within {self.rounds} round(s)."
+        )
+        return Task(
+            id=f"describe-guess-{index}",
+            messages=[_user(describer)],
+            answer=secret,
+            metadata={"category": category, "candidates": chosen, "guesser_prompt": guesser},
+        )
 
     def _reset_seats(self, task: Task, options: dict[str, Any]) -> tuple[str, list[Message], dict[str, Any]]:
         self.secret, self.candidate_words = task.answer, list(task.metadata["candidates"])
@@ -175,16 +179,21 @@ class DescribeGuess(MultiAgentEnv):
             problem = "The clue is empty."
         elif len(clue) > self.max_clue_chars:
             problem = f"The clue has {len(clue)} characters; the most is {self.max_clue_chars}."
-        elif contains_word(text, self.secret):
+        elif names_word(text, self.secret):
             problem = "Your message contains the secret word."
+        elif (meta := meta_clue(clue, self.candidate_words, self.secret)) is not None:
+            problem = f"Not allowed: {meta}."
         else:
             intro = "" if self.guesser_prompted else self.task.metadata["guesser_prompt"] + "\n\n"
             if self.wrong_guess is not None:  # the guesser hears of its miss with the next clue: one message a turn
                 intro = f"No, it is not {self.wrong_guess}. "
             self.guesser_prompted = True
-            return SeatTurn(messages={GUESSER: [_user(f"{intro}Round {self.round}. Your partner's clue: {clue}")]},
-                            rewards={DESCRIBER: {"outcome": 0.0}}, next_agent=GUESSER,
-                            info={"action_valid": True, "round": self.round})
+            return SeatTurn(
+                messages={GUESSER: [_user(f"{intro}Round {self.round}. Your partner's clue: {clue}")]},
+                rewards={DESCRIBER: {"outcome": 0.0}},
+                next_agent=GUESSER,
+                info={"action_valid": True, "round": self.round},
+            )
         return self._broken(DESCRIBER, problem)
 
     def _guess(self, text: str) -> SeatTurn:
@@ -198,24 +207,42 @@ class DescribeGuess(MultiAgentEnv):
         if word == self.secret:
             both = "Your partner named the secret word: you both win!"
             info.update(correct=True, outcomes={DESCRIBER: "win", GUESSER: "win"})
-            return SeatTurn(messages={GUESSER: [_user(f"Yes, it is {word}: you both win!")], DESCRIBER: [_user(both)]},
-                            rewards={DESCRIBER: {"outcome": 1.0}, GUESSER: {"outcome": 1.0}}, next_agent=None,
-                            info=info)
+            return SeatTurn(
+                messages={GUESSER: [_user(f"Yes, it is {word}: you both win!")], DESCRIBER: [_user(both)]},
+                rewards={DESCRIBER: {"outcome": 1.0}, GUESSER: {"outcome": 1.0}},
+                next_agent=None,
+                info=info,
+            )
         if self.round >= self.rounds:
             info.update(correct=False, outcomes={DESCRIBER: "loss", GUESSER: "loss"})
             end = f"No, it is not {word}. That was the last round: the secret word was {self.secret}."
-            return SeatTurn(messages={GUESSER: [_user(end)], DESCRIBER: [_user(f"Your partner guessed {word}. {end}")]},
-                            rewards={GUESSER: {"outcome": 0.0}}, next_agent=None, info=info)
+            return SeatTurn(
+                messages={GUESSER: [_user(end)], DESCRIBER: [_user(f"Your partner guessed {word}. {end}")]},
+                rewards={GUESSER: {"outcome": 0.0}},
+                next_agent=None,
+                info=info,
+            )
         self.round, self.wrong_guess = self.round + 1, word
-        return SeatTurn(messages={DESCRIBER: [_user(f"Your partner guessed {word}, which is wrong. Round "
-                                                    f"{self.round}: give another clue.")]},
-                        rewards={GUESSER: {"outcome": 0.0}}, next_agent=DESCRIBER, info=info)
+        return SeatTurn(
+            messages={
+                DESCRIBER: [
+                    _user(f"Your partner guessed {word}, which is wrong. Round {self.round}: give another clue.")
+                ]
+            },
+            rewards={GUESSER: {"outcome": 0.0}},
+            next_agent=DESCRIBER,
+            info=info,
+        )
 
     def _broken(self, agent: str, problem: str) -> SeatTurn:
         """``agent`` broke the rules: it loses at -1, its partner gets 0, and the game ends."""
         partner = GUESSER if agent == DESCRIBER else DESCRIBER
         return SeatTurn(
-            messages={agent: [_user(f"{problem} That breaks the rules, so the game is over: you lose.")],
-                      partner: [_user("Your partner broke the rules, so the game is over.")]},
-            rewards={agent: {"outcome": -1.0}, partner: {"outcome": 0.0}}, next_agent=None,
-            info={"action_valid": False, "action_error": problem, "outcomes": {agent: "loss", partner: "loss"}})
+            messages={
+                agent: [_user(f"{problem} That breaks the rules, so the game is over: you lose.")],
+                partner: [_user("Your partner broke the rules, so the game is over.")],
+            },
+            rewards={agent: {"outcome": -1.0}, partner: {"outcome": 0.0}},
+            next_agent=None,
+            info={"action_valid": False, "action_error": problem, "outcomes": {agent: "loss", partner: "loss"}},
+        )

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.games.move_parsing import MAX_DIGITS, last_tag, parse_int, quote
 from envgym.tasks import ProceduralTaskSource
 
@@ -33,11 +33,18 @@ class GuessNumber(Env):
         if low >= high:
             raise ValueError(f"need low < high, got low={low}, high={high}")
         if invalid_penalty < wasted_penalty:
-            raise ValueError(f"invalid_penalty ({invalid_penalty}) must be >= wasted_penalty ({wasted_penalty}), so an "
-                             "invalid turn never costs less than a wasted guess")
+            raise ValueError(
+                f"invalid_penalty ({invalid_penalty}) must be >= wasted_penalty ({wasted_penalty}), so an "
+                "invalid turn never costs less than a wasted guess"
+            )
         self.low, self.high = low, high
         self.max_digits = max(MAX_DIGITS, len(str(abs(low))), len(str(abs(high))))  # every number in range parses
         self.wasted_penalty, self.invalid_penalty = wasted_penalty, invalid_penalty
+        self.reward_ranges = {
+            "correct": RewardRange(),
+            "wasted": RewardRange(-wasted_penalty, 0.0, per_turn=True),
+            "format": RewardRange(-invalid_penalty, 0.0, per_turn=True),
+        }
         self.tasks = ProceduralTaskSource(self._make_task)
 
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
@@ -47,8 +54,12 @@ class GuessNumber(Env):
             "After each guess I will say whether the number is higher or lower. "
             "Answer with your guess in the form <guess>N</guess>."
         )
-        return Task(id=f"guess-{self.low}-{self.high}-{index}", messages=[{"role": "user", "content": rules}],
-                    answer=secret, metadata={"low": self.low, "high": self.high})
+        return Task(
+            id=f"guess-{self.low}-{self.high}-{index}",
+            messages=[{"role": "user", "content": rules}],
+            answer=secret,
+            metadata={"low": self.low, "high": self.high},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         self.secret = task.answer
@@ -77,7 +88,12 @@ class GuessNumber(Env):
             problem = "I could not find a guess." if text is None else f"{quote(text)} is not an integer in digits 0-9."
             feedback = f"{problem} Reply with your guess as <guess>N</guess>, e.g. <guess>50</guess>."
             components = {"format": 0.0 - self.invalid_penalty}  # 0.0 - p: no -0.0 when p is 0
-            info = {"action_valid": False, "action_error": problem, "feedback": "invalid", "reward_components": components}
+            info = {
+                "action_valid": False,
+                "action_error": problem,
+                "feedback": "invalid",
+                "reward_components": components,
+            }
             return [{"role": "user", "content": feedback}], reward_total(components), False, False, info
 
         lo, hi = self.candidates
@@ -91,6 +107,11 @@ class GuessNumber(Env):
         else:
             self.candidates = [lo, min(hi, guess - 1)]
             feedback, verdict = f"{guess} is too high. The number is lower.", "lower"
-        info = {"action_valid": True, "feedback": verdict, "guess": guess, "correct": verdict == "correct",
-                "reward_components": components}
+        info = {
+            "action_valid": True,
+            "feedback": verdict,
+            "guess": guess,
+            "correct": verdict == "correct",
+            "reward_components": components,
+        }
         return [{"role": "user", "content": feedback}], reward_total(components), verdict == "correct", False, info

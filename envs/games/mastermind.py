@@ -35,8 +35,14 @@ def score_pegs(guess: str, secret: str) -> tuple[int, int]:
 class Mastermind(CodeBreakingGame):
     description = "Break a hidden code of coloured pegs from black/white peg feedback."
 
-    def __init__(self, code_length: int = 4, colors: int = 6, max_guesses: int = 10, repeat_penalty: float = 0.1,
-                 invalid_penalty: float = 0.1):
+    def __init__(
+        self,
+        code_length: int = 4,
+        colors: int = 6,
+        max_guesses: int = 10,
+        repeat_penalty: float = 0.1,
+        invalid_penalty: float = 0.1,
+    ):
         super().__init__(max_guesses, repeat_penalty, invalid_penalty)
         if isinstance(code_length, bool) or not isinstance(code_length, int) or not 1 <= code_length <= 12:
             raise ValueError(f"code_length must be an int in [1, 12], got {code_length!r}")
@@ -55,9 +61,12 @@ class Mastermind(CodeBreakingGame):
             "colour in the wrong place (white). "
             f"Answer with your guess in the form {self.guess_example}."
         )
-        return Task(id=f"mastermind-{self.code_length}x{self.colors}-{index}",
-                    messages=[{"role": "user", "content": rules}], answer=secret,
-                    metadata={"code_length": self.code_length, "colors": self.colors, "max_guesses": self.max_guesses})
+        return Task(
+            id=f"mastermind-{self.code_length}x{self.colors}-{index}",
+            messages=[{"role": "user", "content": rules}],
+            answer=secret,
+            metadata={"code_length": self.code_length, "colors": self.colors, "max_guesses": self.max_guesses},
+        )
 
     def _parse_guess(self, text: str) -> tuple[str | None, str]:
         accepted = f"{self.code_length} colours from 1 to {self.colors}"
@@ -75,7 +84,7 @@ class Mastermind(CodeBreakingGame):
         """The first code, in counting order, that scores like the secret against every guess so far (at most
         9 guesses on the default board); the secret itself, always consistent, when the board is too big to
         enumerate."""
-        if self.colors ** self.code_length > ENUMERATION_LIMIT:
+        if self.colors**self.code_length > ENUMERATION_LIMIT:
             return self.secret
         feedback = [(guess, score_pegs(guess, self.secret)) for guess in self.guesses]
         colours = "".join(str(c) for c in range(1, self.colors + 1))

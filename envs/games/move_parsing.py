@@ -19,7 +19,7 @@ import re
 MAX_DIGITS = 12
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tag_pattern(tag: str) -> re.Pattern[str]:
     name = re.escape(tag)
     # The body may not contain another opening or closing tag: linear time, and the innermost of nested tags.

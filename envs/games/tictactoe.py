@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.games.move_parsing import last_tag, quote
 from envgym.tasks import ProceduralTaskSource
 
@@ -57,10 +57,10 @@ def other(mark: str) -> str:
 
 def place(board: str, cell: int, mark: str) -> str:
     """A copy of ``board`` with ``mark`` in ``cell`` (boards are strings so the solver can memoize them)."""
-    return board[:cell] + mark + board[cell + 1:]
+    return board[:cell] + mark + board[cell + 1 :]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def minimax_value(board: str, mark: str) -> int:
     """The outcome for ``mark``, who is to move, under perfect play by both sides: 1 win, 0 draw, -1 loss.
 
@@ -110,12 +110,15 @@ def parse_move(text: str, board: str) -> tuple[int | None, str]:
 
 class TicTacToe(Env):
     description = "TicTacToe against a scripted random, greedy or minimax opponent."
+    reward_ranges = {"outcome": RewardRange(-1.0, 1.0)}
 
     def __init__(self, opponent: str = "greedy", agent_first: bool | None = None, draw_reward: float = 0.0):
         if opponent not in OPPONENTS:
-            raise ValueError(f"unknown opponent {opponent!r}; choose one of {', '.join(OPPONENTS)} (self-play, "
-                             "opponent='self', is the two-seat TicTacToeSelfPlay: envgym.make('games/TicTacToe-v0', "
-                             "opponent='self'))")
+            raise ValueError(
+                f"unknown opponent {opponent!r}; choose one of {', '.join(OPPONENTS)} (self-play, "
+                "opponent='self', is the two-seat TicTacToeSelfPlay: envgym.make('games/TicTacToe-v0', "
+                "opponent='self'))"
+            )
         if agent_first is not None and not isinstance(agent_first, bool):
             raise ValueError(f"agent_first must be True, False or None (drawn per task), got {agent_first!r}")
         if not -1.0 <= draw_reward <= 1.0:
@@ -133,9 +136,11 @@ class TicTacToe(Env):
             "Answer with the cell you take in the form <move>5</move>. An illegal move (no such tag, "
             "a taken cell, anything but a number 1-9) loses the game."
         )
-        return Task(id=f"tictactoe-{self.opponent}-{index}", messages=[{"role": "user", "content": rules}],
-                    metadata={"agent_mark": mark, "opponent": self.opponent,
-                              "opponent_seed": int(rng.integers(2**31))})
+        return Task(
+            id=f"tictactoe-{self.opponent}-{index}",
+            messages=[{"role": "user", "content": rules}],
+            metadata={"agent_mark": mark, "opponent": self.opponent, "opponent_seed": int(rng.integers(2**31))},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         self.agent_mark = task.metadata["agent_mark"]
@@ -168,8 +173,15 @@ class TicTacToe(Env):
         if cell is None:
             components = {"outcome": -1.0}
             feedback = f"{problem} That is an illegal move, so you forfeit: I win.\n{render(self.board)}"
-            info = {"action_valid": False, "action_error": problem, "board": self.board, "outcome": "loss",
-                    "forfeit": True, "correct": False, "reward_components": components}
+            info = {
+                "action_valid": False,
+                "action_error": problem,
+                "board": self.board,
+                "outcome": "loss",
+                "forfeit": True,
+                "correct": False,
+                "reward_components": components,
+            }
             return [{"role": "user", "content": feedback}], reward_total(components), True, False, info
 
         self.board = place(self.board, cell, self.agent_mark)

@@ -48,8 +48,14 @@ class Wordle(CodeBreakingGame):
     description = "Find a hidden five-letter word from green/yellow/gray letter feedback."
     guess_example = "<guess>crane</guess>"
 
-    def __init__(self, max_guesses: int = 6, require_known_word: bool = False, repeat_penalty: float = 0.1,
-                 invalid_penalty: float = 0.1, words: Sequence[str] | None = None):
+    def __init__(
+        self,
+        max_guesses: int = 6,
+        require_known_word: bool = False,
+        repeat_penalty: float = 0.1,
+        invalid_penalty: float = 0.1,
+        words: Sequence[str] | None = None,
+    ):
         super().__init__(max_guesses, repeat_penalty, invalid_penalty)
         words = WORDS if words is None else tuple(words)
         bad = [word for word in words if not isinstance(word, str) or not FIVE_LETTERS.fullmatch(word)]
@@ -69,8 +75,12 @@ class Wordle(CodeBreakingGame):
             "(or not as many times as you used it). "
             f"Answer with your guess in the form {self.guess_example}."
         )
-        return Task(id=f"wordle-{index}", messages=[{"role": "user", "content": rules}], answer=secret,
-                    metadata={"max_guesses": self.max_guesses})
+        return Task(
+            id=f"wordle-{index}",
+            messages=[{"role": "user", "content": rules}],
+            answer=secret,
+            metadata={"max_guesses": self.max_guesses},
+        )
 
     def _parse_guess(self, text: str) -> tuple[str | None, str]:
         if not FIVE_ASCII_LETTERS.fullmatch(text.strip()):
@@ -85,8 +95,11 @@ class Wordle(CodeBreakingGame):
         patterns (the shipped list's opener is precomputed): solves each of the 736 secrets within 5 guesses."""
         if not self.guesses and OPENER in self.known_words:
             return OPENER
-        candidates = [word for word in self.words
-                      if all(feedback_pattern(guess, word) == feedback_pattern(guess, self.secret) for guess in self.guesses)]
+        candidates = [
+            word
+            for word in self.words
+            if all(feedback_pattern(guess, word) == feedback_pattern(guess, self.secret) for guess in self.guesses)
+        ]
         if len(candidates) > SPLIT_SEARCH_LIMIT:
             return candidates[0]
         return max(candidates, key=lambda guess: len({feedback_pattern(guess, word) for word in candidates}))

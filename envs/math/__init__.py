@@ -29,4 +29,9 @@ def register_envs() -> None:
         max_turns=4,
         description="Multi-digit arithmetic with a calculator tool (<calc>expression</calc>); answer in \\boxed{}.",
     )
-    register("math/PythonTool-v0", "envgym.envs.math.python_tool:PythonTool", max_turns=8, description="Computation-heavy math with a sandboxed Python tool (<python>code</python>); answer in \\boxed{}.")
+    register(
+        "math/PythonTool-v0",
+        "envgym.envs.math.python_tool:PythonTool",
+        max_turns=8,
+        description="Computation-heavy math with a sandboxed Python tool (<python>code</python>); answer in \\boxed{}.",
+    )

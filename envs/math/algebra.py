@@ -17,8 +17,8 @@ from fractions import Fraction
 import numpy as np
 
 from envgym.core import Task
-from envgym.tasks import ProceduralTaskSource
 from envgym.envs.math.answer import ANSWER_INSTRUCTION, MathAnswerEnv
+from envgym.tasks import ProceduralTaskSource
 
 MAX_DIFFICULTY = 5
 
@@ -53,12 +53,21 @@ class Algebra(MathAnswerEnv):
         self.tasks = ProceduralTaskSource(self._make_task)
 
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
-        make = {1: self._linear_integer, 2: self._linear_fraction, 3: self._quadratic,
-                4: self._system, 5: self._system}[self.difficulty]
+        make = {
+            1: self._linear_integer,
+            2: self._linear_fraction,
+            3: self._quadratic,
+            4: self._system,
+            5: self._system,
+        }[self.difficulty]
         question, answer = make(rng)
         prompt = f"{question} {ANSWER_INSTRUCTION}"
-        return Task(id=f"algebra-d{self.difficulty}-{index}", messages=[{"role": "user", "content": prompt}],
-                    answer=answer, metadata={"difficulty": self.difficulty})
+        return Task(
+            id=f"algebra-d{self.difficulty}-{index}",
+            messages=[{"role": "user", "content": prompt}],
+            answer=answer,
+            metadata={"difficulty": self.difficulty},
+        )
 
     def _linear_integer(self, rng: np.random.Generator) -> tuple[str, str]:
         x, a, b = int(rng.integers(-20, 21)), _nonzero(rng, -12, 12), int(rng.integers(-50, 51))
@@ -98,6 +107,8 @@ class Algebra(MathAnswerEnv):
         def side(p: int, q: int) -> str:
             return f"{_linear(p, 'x', 0)} {'+' if q > 0 else '-'} {_linear(abs(q), 'y', 0)}"
 
-        question = (f"Solve the system {side(a, b)} = {_number(Fraction(e))} and {side(c, d)} = {_number(Fraction(f))}. "
-                    "Answer with the ordered pair (x, y).")
+        question = (
+            f"Solve the system {side(a, b)} = {_number(Fraction(e))} and {side(c, d)} = {_number(Fraction(f))}. "
+            "Answer with the ordered pair (x, y)."
+        )
         return question, f"({_number(x)}, {_number(y)})"

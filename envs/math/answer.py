@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 
 ANSWER_INSTRUCTION = "Put your final answer in \\boxed{}."
 
@@ -34,8 +34,16 @@ class MathAnswerEnv(Env):
         whose "what percent" golds are written as plain figures), checked here.
     """
 
-    def __init__(self, timeout: float = 2.0, *, form: str = "any", strict: bool = False,
-                 conventions: dict[str, Any] | None = None):
+    reward_ranges = {"correct": RewardRange()}
+
+    def __init__(
+        self,
+        timeout: float = 2.0,
+        *,
+        form: str = "any",
+        strict: bool = False,
+        conventions: dict[str, Any] | None = None,
+    ):
         from envgym.verifiers.math import FORMS, Conventions
 
         if timeout <= 0:
@@ -64,8 +72,14 @@ class MathAnswerEnv(Env):
         from envgym.verifiers.math import ANSWER_FORMATS, STRICT_FORMATS, grade
 
         formats = STRICT_FORMATS if self.strict else ANSWER_FORMATS
-        result = grade(action_text(action), str(self.task.answer), formats=formats, timeout=self.timeout,
-                       form=self.form, conventions=self.conventions)
+        result = grade(
+            action_text(action),
+            str(self.task.answer),
+            formats=formats,
+            timeout=self.timeout,
+            form=self.form,
+            conventions=self.conventions,
+        )
         components = {"correct": result.reward}
         info = {
             "reward_components": components,

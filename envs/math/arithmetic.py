@@ -14,11 +14,16 @@ from fractions import Fraction
 import numpy as np
 
 from envgym.core import Task
-from envgym.tasks import ProceduralTaskSource
 from envgym.envs.math.answer import ANSWER_INSTRUCTION, MathAnswerEnv
+from envgym.tasks import ProceduralTaskSource
 
 MAX_DIFFICULTY = 5
-OPERATIONS = {"+": operator_module.add, "-": operator_module.sub, "*": operator_module.mul, "/": operator_module.truediv}
+OPERATIONS = {
+    "+": operator_module.add,
+    "-": operator_module.sub,
+    "*": operator_module.mul,
+    "/": operator_module.truediv,
+}
 
 
 def _format(value: Fraction) -> str:
@@ -60,5 +65,9 @@ class Arithmetic(MathAnswerEnv):
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
         text, value = self._expression(rng)
         prompt = f"Compute {text}. Give the exact value (a fraction if it is not an integer). {ANSWER_INSTRUCTION}"
-        return Task(id=f"arithmetic-d{self.difficulty}-{index}", messages=[{"role": "user", "content": prompt}],
-                    answer=_format(value), metadata={"difficulty": self.difficulty, "expression": text})
+        return Task(
+            id=f"arithmetic-d{self.difficulty}-{index}",
+            messages=[{"role": "user", "content": prompt}],
+            answer=_format(value),
+            metadata={"difficulty": self.difficulty, "expression": text},
+        )

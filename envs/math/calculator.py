@@ -38,9 +38,12 @@ class CalculationTasks(MathAnswerEnv):
     def __init__(self, digits: tuple[int, ...] = (3, 2), operation: str = "*", timeout: float = 2.0):
         super().__init__(timeout, form="literal")  # the value is asked for: the copied expression earns 0
         digits = tuple(digits)
-        if len(digits) < 2 or any(isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_DIGITS for d in digits):
-            raise ValueError(f"digits must list at least two operand sizes, each an integer from 1 to {MAX_DIGITS}, "
-                             f"got {digits!r}")
+        if len(digits) < 2 or any(
+            isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_DIGITS for d in digits
+        ):
+            raise ValueError(
+                f"digits must list at least two operand sizes, each an integer from 1 to {MAX_DIGITS}, got {digits!r}"
+            )
         if operation not in OPERATIONS:
             raise ValueError(f"operation must be one of {OPERATIONS}, got {operation!r}")
         self.digits, self.operation = digits, operation
@@ -53,8 +56,12 @@ class CalculationTasks(MathAnswerEnv):
             value = value * operand if self.operation == "*" else value + operand
         expression = f" {self.operation} ".join(map(str, operands))
         prompt = f"Compute {expression}. {ANSWER_INSTRUCTION}"
-        return Task(id=f"calculator-{self.operation}-{index}", messages=[{"role": "user", "content": prompt}],
-                    answer=str(value), metadata={"expression": expression})
+        return Task(
+            id=f"calculator-{self.operation}-{index}",
+            messages=[{"role": "user", "content": prompt}],
+            answer=str(value),
+            metadata={"expression": expression},
+        )
 
 
 def calculate(expression: str) -> str:
@@ -80,9 +87,11 @@ class Calculator(ToolEnv):
         tool = Tool(
             name="calc",
             description="Evaluate an arithmetic expression exactly (numbers, + - * / ** and parentheses).",
-            parameters={"type": "object",
-                        "properties": {"expression": {"type": "string", "description": "e.g. 347 * 86"}},
-                        "required": ["expression"]},
+            parameters={
+                "type": "object",
+                "properties": {"expression": {"type": "string", "description": "e.g. 347 * 86"}},
+                "required": ["expression"],
+            },
             function=calculate,
             result_tag="output",
         )

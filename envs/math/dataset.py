@@ -93,8 +93,15 @@ class MathDataset(MathAnswerEnv):
         form = form or ("literal" if preset == "gsm8k" else "any")
         super().__init__(timeout, form=form, strict=strict, conventions=conventions)
         self.require_answers = require_answers
-        fields = field_map(preset, prompt=prompt_field, answer=answer_field, id=id_field, template=template,
-                           system_prompt=system_prompt, answer_optional=not require_answers)
+        fields = field_map(
+            preset,
+            prompt=prompt_field,
+            answer=answer_field,
+            id=id_field,
+            template=template,
+            system_prompt=system_prompt,
+            answer_optional=not require_answers,
+        )
         if hf is not None:
             extra = {"data_files": data_files} if data_files is not None else {}
             self.tasks = load_hf(hf, fields, split=split, **extra)

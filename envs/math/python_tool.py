@@ -22,17 +22,28 @@ from envgym.tools import Tool, ToolEnv, ToolUnavailable
 
 # (question template, reference program template); the program prints the answer.
 PROBLEMS: dict[str, tuple[str, str]] = {
-    "digit_sum_power": ("What is the sum of the decimal digits of {a}^{b}?", "print(sum(int(d) for d in str({a} ** {b})))"),
-    "prime_count": ("How many prime numbers are less than {n}?",
-                    "n = {n}\nsieve = bytearray([1]) * n\nsieve[0:2] = b'\\x00\\x00'\n"
-                    "for i in range(2, int(n ** 0.5) + 1):\n    if sieve[i]:\n        sieve[i * i::i] = bytearray(len(range(i * i, n, i)))\n"
-                    "print(sum(sieve))"),
-    "fibonacci_mod": ("Let F(1) = F(2) = 1 and F(k) = F(k-1) + F(k-2). What is F({n}) modulo {m}?",
-                      "a, b = 0, 1\nfor _ in range({n}):\n    a, b = b, (a + b) % {m}\nprint(a)"),
-    "multiples_sum": ("What is the sum of all positive integers below {n} that are multiples of {a} or {b}?",
-                      "print(sum(k for k in range({n}) if k % {a} == 0 or k % {b} == 0))"),
-    "digit_sum_count": ("How many integers from 1 to {n} inclusive have decimal digits that add up to {s}?",
-                        "print(sum(1 for k in range(1, {n} + 1) if sum(map(int, str(k))) == {s}))"),
+    "digit_sum_power": (
+        "What is the sum of the decimal digits of {a}^{b}?",
+        "print(sum(int(d) for d in str({a} ** {b})))",
+    ),
+    "prime_count": (
+        "How many prime numbers are less than {n}?",
+        "n = {n}\nsieve = bytearray([1]) * n\nsieve[0:2] = b'\\x00\\x00'\n"
+        "for i in range(2, int(n ** 0.5) + 1):\n    if sieve[i]:\n        sieve[i * i::i] = bytearray(len(range(i * i, n, i)))\n"  # noqa: E501 -- data, kept whole
+        "print(sum(sieve))",
+    ),
+    "fibonacci_mod": (
+        "Let F(1) = F(2) = 1 and F(k) = F(k-1) + F(k-2). What is F({n}) modulo {m}?",
+        "a, b = 0, 1\nfor _ in range({n}):\n    a, b = b, (a + b) % {m}\nprint(a)",
+    ),
+    "multiples_sum": (
+        "What is the sum of all positive integers below {n} that are multiples of {a} or {b}?",
+        "print(sum(k for k in range({n}) if k % {a} == 0 or k % {b} == 0))",
+    ),
+    "digit_sum_count": (
+        "How many integers from 1 to {n} inclusive have decimal digits that add up to {s}?",
+        "print(sum(1 for k in range(1, {n} + 1) if sum(map(int, str(k))) == {s}))",
+    ),
 }
 
 
@@ -89,8 +100,12 @@ class ComputationTasks(MathAnswerEnv):
         parameters = _parameters(kind, rng)
         question, program = (text.format(**parameters) for text in PROBLEMS[kind])
         prompt = f"{question} You can run Python code to compute it. {ANSWER_INSTRUCTION}"
-        return Task(id=f"python-tool-{index}", messages=[{"role": "user", "content": prompt}],
-                    answer=str(_solve(kind, parameters)), metadata={"kind": kind, "program": program})
+        return Task(
+            id=f"python-tool-{index}",
+            messages=[{"role": "user", "content": prompt}],
+            answer=str(_solve(kind, parameters)),
+            metadata={"kind": kind, "program": program},
+        )
 
 
 class PythonTool(ToolEnv):
@@ -104,8 +119,15 @@ class PythonTool(ToolEnv):
 
     description = "Computation-heavy math with a sandboxed Python tool; answer in \\boxed{}."
 
-    def __init__(self, *, kinds: tuple[str, ...] | None = None, code_timeout: float = 5.0, memory_mb: int = 512,
-                 backend: Any = None, **tool_options: Any):
+    def __init__(
+        self,
+        *,
+        kinds: tuple[str, ...] | None = None,
+        code_timeout: float = 5.0,
+        memory_mb: int = 512,
+        backend: Any = None,
+        **tool_options: Any,
+    ):
         if code_timeout <= 0 or memory_mb < 16:
             raise ValueError(f"need code_timeout > 0 and memory_mb >= 16, got {code_timeout} and {memory_mb}")
         self.code_timeout, self.memory_mb, self.backend = code_timeout, memory_mb, backend
@@ -113,8 +135,11 @@ class PythonTool(ToolEnv):
         tool = Tool(
             name="python",
             description="Run a Python 3 program and see what it prints (stdout, and stderr if any). Use print().",
-            parameters={"type": "object", "properties": {"code": {"type": "string", "description": "a Python program"}},
-                        "required": ["code"]},
+            parameters={
+                "type": "object",
+                "properties": {"code": {"type": "string", "description": "a Python program"}},
+                "required": ["code"],
+            },
             function=self._run_python,
             result_tag="output",
         )
@@ -129,9 +154,11 @@ class PythonTool(ToolEnv):
         text = result.stdout.rstrip("\n")
         if result.stderr.strip():
             text += f"\n[stderr]\n{result.stderr[-2000:]}"
-        notes = {"timeout": f"[the program was stopped: it used more than {self.code_timeout} s of CPU]",
-                 "memory": f"[the program was stopped: it used more than {self.memory_mb} MB of memory]",
-                 "output_limit": "[the program was stopped: it printed too much]"}
+        notes = {
+            "timeout": f"[the program was stopped: it used more than {self.code_timeout} s of CPU]",
+            "memory": f"[the program was stopped: it used more than {self.memory_mb} MB of memory]",
+            "output_limit": "[the program was stopped: it printed too much]",
+        }
         if result.status in notes:
             text += f"\n{notes[result.status]}"
         return text.strip() or "(no output)"

@@ -30,15 +30,14 @@ def extract_answer(text: str) -> str | None:
     """
     end = text.rfind("</answer>")
     start = text.rfind("<answer>", 0, end) if end >= 0 else -1
-    return None if start < 0 else text[start + len("<answer>"):end].strip()
+    return None if start < 0 else text[start + len("<answer>") : end].strip()
 
 
 def refuse_before_scoring(answer: str | None, gold: Any) -> str | None:
     """Why ``answer`` is refused as a policy mistake before any scorer runs, or None to score it."""
     if answer is None or gold is None or not _NUMERIC_GOLD.fullmatch(str(gold)):
         return None
-    if _NON_FINITE_WORD.search(answer) or any(not math.isfinite(float(number))
-                                              for number in _NUMBER.findall(answer)):
+    if _NON_FINITE_WORD.search(answer) or any(not math.isfinite(float(number)) for number in _NUMBER.findall(answer)):
         return "the task wants a number: NaN and infinities (or literals too large for a float) are refused"
     return None
 
@@ -50,6 +49,7 @@ def is_hedge(answer: str | None, gold: Any) -> bool:
     answer_words, gold_words = _TOKEN.findall(answer.lower()), _TOKEN.findall(str(gold).lower())
     if not gold_words or len(answer_words) <= len(gold_words):
         return False
+
     # Words joined with a separator no word contains, so a substring search (linear in the answer) finds the run.
     def joined(words: list[str]) -> str:
         return "\0" + "\0".join(words) + "\0"

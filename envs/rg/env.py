@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.rg.answers import extract_answer, is_hedge, reference_answer, refuse_before_scoring
 from envgym.envs.rg.excluded import PARTIAL_CREDIT_BEATEN
 from envgym.envs.rg.scorers import SCORERS
-
 
 _GLOBAL_RNG_LOCK = threading.Lock()
 _CACHED_ENTRIES = 4096
@@ -74,8 +73,12 @@ class _DatasetTasks:
             raise IndexError(f"task index {index} is out of range [0, {len(self)})")
         entry = self.entry(index)
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": entry["question"]}]
-        return Task(id=f"rg-{self.task}-{index}", messages=messages, answer=entry.get("answer"),
-                    metadata={"task": self.task, "index": index})
+        return Task(
+            id=f"rg-{self.task}-{index}",
+            messages=messages,
+            answer=entry.get("answer"),
+            metadata={"task": self.task, "index": index},
+        )
 
     def sample(self, rng: np.random.Generator) -> Task:
         return self.get(int(rng.integers(len(self))))
@@ -83,9 +86,13 @@ class _DatasetTasks:
 
 # Tasks whose answer is one of a few options, which reasoning-gym generates unevenly (syllogism: 71% Yes).
 CHOICE_TASKS: dict[str, tuple[str, ...]] = {
-    "syllogism": ("Yes", "No"), "circuit_logic": ("0", "1"), "course_schedule": ("True", "False"),
-    "isomorphic_strings": ("True", "False"), "ransom_note": ("True", "False"),
-    "game_of_life_halting": ("True", "False"), "mahjong_puzzle": ("Chi", "Peng", "Pass"),
+    "syllogism": ("Yes", "No"),
+    "circuit_logic": ("0", "1"),
+    "course_schedule": ("True", "False"),
+    "isomorphic_strings": ("True", "False"),
+    "ransom_note": ("True", "False"),
+    "game_of_life_halting": ("True", "False"),
+    "mahjong_puzzle": ("Chi", "Peng", "Pass"),
 }
 
 
@@ -120,9 +127,9 @@ class _BalancedTasks(_DatasetTasks):
 
 class ReasoningGymEnv(Env):
     description = "A reasoning-gym task, scored by the task's own scorer."
+    reward_ranges = {"correct": RewardRange()}
 
-    def __init__(self, task: str, size: int = 1000, seed: int = 0, partial_credit: bool = False,
-                 **config: Any):
+    def __init__(self, task: str, size: int = 1000, seed: int = 0, partial_credit: bool = False, **config: Any):
         import reasoning_gym
         from reasoning_gym.utils import SYSTEM_PROMPTS
 
@@ -192,8 +199,10 @@ class ReasoningGymEnv(Env):
             # Some scorers raise on malformed answers: that is the policy's mistake, scored 0. A scorer that
             # also raises on the task's own answer is broken, and a broken verifier is an error, never a 0.
             self._check_scorer_accepts_gold(error)
-            info.update(action_valid=False, action_error=f"the task's scorer rejected the answer "
-                                                         f"({type(error).__name__}: {error})"[:300])
+            info.update(
+                action_valid=False,
+                action_error=f"the task's scorer rejected the answer ({type(error).__name__}: {error})"[:300],
+            )
             return 0.0
 
     def _scorer(self, answer: str | None, entry: dict[str, Any]) -> float:
@@ -213,6 +222,8 @@ class ReasoningGymEnv(Env):
         try:
             self._scorer(str(gold), copy.deepcopy(self._entry))
         except Exception as gold_error:
-            raise RuntimeError(f"reasoning-gym's {self.task_name!r} scorer fails on the task's own answer "
-                               f"({type(gold_error).__name__}: {gold_error}); it also failed on the policy's "
-                               f"({type(error).__name__}: {error})") from gold_error
+            raise RuntimeError(
+                f"reasoning-gym's {self.task_name!r} scorer fails on the task's own answer "
+                f"({type(gold_error).__name__}: {gold_error}); it also failed on the policy's "
+                f"({type(error).__name__}: {error})"
+            ) from gold_error

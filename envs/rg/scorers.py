@@ -24,11 +24,17 @@ from __future__ import annotations
 import cmath
 import random
 import re
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
-from envgym.verifiers.safe_expr import (UnsafeExpressionError, evaluate_arithmetic, number_literals,
-                                      python_literal, sympy_expression)
+from envgym.verifiers.safe_expr import (
+    UnsafeExpressionError,
+    evaluate_arithmetic,
+    number_literals,
+    python_literal,
+    sympy_expression,
+)
 
 Scorer = Callable[[Any, str | None, dict[str, Any]], float]
 
@@ -45,8 +51,9 @@ def _countdown(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float
     if answer is None or not answer.strip():
         return 0.01
     try:
-        uses_given, hits = _arithmetic_solution(answer, entry["metadata"]["numbers"],
-                                                Fraction(entry["metadata"]["target"]))
+        uses_given, hits = _arithmetic_solution(
+            answer, entry["metadata"]["numbers"], Fraction(entry["metadata"]["target"])
+        )
     except UnsafeExpressionError:
         return 0.01
     return 1.0 if uses_given and hits else 0.05
@@ -82,8 +89,23 @@ def _literal_reformatted(render: Callable[[Any, Any], str], credit: float, *, st
     return score
 
 
-_SYMPY_FUNCTIONS = ("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-                    "exp", "log", "sqrt")
+_SYMPY_FUNCTIONS = (
+    "sin",
+    "cos",
+    "tan",
+    "cot",
+    "sec",
+    "csc",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "exp",
+    "log",
+    "sqrt",
+)
 _CHECK_POINTS = 5
 
 
@@ -160,8 +182,9 @@ _POINT = re.compile(rf"\(?\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)?")
 
 def _advanced_geometry(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
     # The orthocenter answer must be one point: reasoning-gym splits any text on commas and reads two numbers.
-    if entry["metadata"]["task_type"] == "orthocenter" and not (isinstance(answer, str)
-                                                                 and _POINT.fullmatch(answer.strip())):
+    if entry["metadata"]["task_type"] == "orthocenter" and not (
+        isinstance(answer, str) and _POINT.fullmatch(answer.strip())
+    ):
         return 0.0
     return float(dataset.score_answer(answer, entry))
 
@@ -220,8 +243,9 @@ SCORERS: dict[str, Scorer] = {
     "puzzle24": _puzzle24,
     "n_queens": _literal_reformatted(_n_queens_board, 0.5),
     "binary_matrix": _literal_reformatted(lambda dataset, matrix: dataset._matrix_to_str(matrix), 0.1),
-    "spiral_matrix": _literal_reformatted(lambda dataset, items: " ".join(str(item) for item in items), 0.1,
-                                          strip=True),
+    "spiral_matrix": _literal_reformatted(
+        lambda dataset, items: " ".join(str(item) for item in items), 0.1, strip=True
+    ),
     "string_insertion": _literal_reformatted(lambda dataset, characters: "".join(characters), 0.1),
     "simple_integration": _integration,
     "intermediate_integration": _integration,

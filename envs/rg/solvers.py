@@ -40,7 +40,7 @@ def rush_hour_solution(board_config: str) -> str | None:
                     same_line = entered // _SIZE == head // _SIZE if stride == 1 else 0 <= entered < _SIZE * _SIZE
                     if not same_line or entered < 0 or entered in occupied:
                         break
-                    successor = state[:piece] + (head + direction * steps * stride,) + state[piece + 1:]
+                    successor = state[:piece] + (head + direction * steps * stride,) + state[piece + 1 :]
                     if successor not in parents:
                         parents[successor] = (state, f"{chr(ord('A') + piece)}{'+' if direction > 0 else '-'}{steps}")
                         queue.append(successor)

@@ -1,8 +1,9 @@
 """MultipleChoice-v0: science multiple choice (Guru's science domain), procedural or from GPQA/MMLU-Pro files.
 
 Procedural tasks (the default) ask physics, chemistry and unit questions whose answers are computed
-(:mod:`envgym.envs.science.problems`): four options, the distractors are what common mistakes give, and the
-correct option's position is drawn uniformly per task (so a constant letter earns 1/4 on average). ``path=`` reads
+(:mod:`envgym.envs.science.problems`): four options, the answers of the same formula for four neighbouring values
+of one input, in a shuffled order (so a constant letter earns 1/4 on average), and nothing about the options
+alone tells the answer (the blind learner of ``envgym audit`` checks it, docs/audit.md). ``path=`` reads
 a JSONL or Parquet file instead: ``question``, ``options`` (or ``choices``, a list of up to 10 strings) and the
 answer as ``answer`` (a letter or a 0-based index) or ``answer_index``; options keep the file's order.
 
@@ -27,7 +28,6 @@ from envgym.tasks.files import FieldMap
 from envgym.verifiers.choice import extract_choice
 
 LETTERS = "ABCDEFGHIJ"
-PROCEDURAL_OPTIONS = 4
 INSTRUCTION = "Reply with the letter of the correct option in \\boxed{}, for example \\boxed{A}."
 # Bounded bodies keep the rewrite linear on 100 KB replies; an option's text is far shorter.
 _BODY = re.compile(r"<answer>([^<>]{0,300})</answer>|\\boxed\{([^{}]{0,300})\}")
@@ -52,7 +52,7 @@ def chosen_letter(text: str, options: list[str]) -> str | None:
         letter = by_text.get(body) or body.strip("()").upper()
         return f"\\boxed{{{letter}}}" if len(letter) == 1 else match.group(0)
 
-    return extract_choice(_BODY.sub(as_letter, text), LETTERS[:len(options)])
+    return extract_choice(_BODY.sub(as_letter, text), LETTERS[: len(options)])
 
 
 class MultipleChoice(Env):
@@ -66,15 +66,21 @@ class MultipleChoice(Env):
         self.tasks = ProceduralTaskSource(self._make_task) if path is None else load_choice_file(path)
 
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
-        topic = self.topics[int(rng.integers(len(self.topics)))]
-        problem = GENERATORS[topic](rng)
-        texts = option_texts(problem, PROCEDURAL_OPTIONS)
-        distractors = [texts[i] for i in rng.permutation(range(1, PROCEDURAL_OPTIONS))]
-        position = int(rng.integers(PROCEDURAL_OPTIONS))
-        options = distractors[:position] + [texts[0]] + distractors[position:]
-        return Task(id=f"science-{index}", messages=[{"role": "user", "content": render(problem.question, options)}],
-                    answer=LETTERS[position], metadata={"options": options, "topic": problem.topic,
-                                                        "generator": topic})
+        while True:  # neighbouring answers that round to the same text are redrawn (never the case for most)
+            topic = self.topics[int(rng.integers(len(self.topics)))]
+            problem = GENERATORS[topic](rng)
+            texts = option_texts(problem)
+            if len(set(texts)) == len(texts):
+                break
+        order = [int(i) for i in rng.permutation(len(texts))]  # the letters in an order of their own
+        options = [texts[i] for i in order]
+        position = order.index(problem.answer_rung)
+        return Task(
+            id=f"science-{index}",
+            messages=[{"role": "user", "content": render(problem.question, options)}],
+            answer=LETTERS[position],
+            metadata={"options": options, "topic": problem.topic, "generator": topic},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         return task.prompt(), {"topic": task.metadata.get("topic")}
@@ -92,11 +98,26 @@ class MultipleChoice(Env):
     def _step(self, action: Action) -> StepResult:
         options = self.task.metadata["options"]
         letter = chosen_letter(action_text(action), options)
-        info: dict[str, Any] = {"topic": self.task.metadata.get("topic"), "reward_components": {"correct": 0.0},
-                                "correct": False}
+        info: dict[str, Any] = {
+            "topic": self.task.metadata.get("topic"),
+            "reward_components": {"correct": 0.0},
+            "correct": False,
+        }
         if letter is None:
-            return [], 0.0, True, False, {**info, "action_valid": False, "action_error": (
-                f"no single option chosen: give one letter from {LETTERS[:len(options)]} (or one option's text)")}
+            return (
+                [],
+                0.0,
+                True,
+                False,
+                {
+                    **info,
+                    "action_valid": False,
+                    "action_error": (
+                        f"no single option chosen: give one letter from {LETTERS[: len(options)]} "
+                        "(or one option's text)"
+                    ),
+                },
+            )
         correct = letter == self.task.answer
         components = {"correct": float(correct)}
         info.update(action_valid=True, answer=letter, correct=correct, reward_components=components)
@@ -117,17 +138,24 @@ def _choice_task(record: Task, row: int) -> Task:
     fields = record.metadata
     options = fields.get("options", fields.get("choices"))
     if not isinstance(options, list) or not 2 <= len(options) <= len(LETTERS):
-        raise ValueError(f"record {row}: 'options' (or 'choices') must be a list of 2 to {len(LETTERS)} strings, "
-                         f"got {options!r}")
+        raise ValueError(
+            f"record {row}: 'options' (or 'choices') must be a list of 2 to {len(LETTERS)} strings, got {options!r}"
+        )
     answer = fields.get("answer", fields.get("answer_index"))
-    if isinstance(answer, str) and answer.strip().upper() in LETTERS[:len(options)] and len(answer.strip()) == 1:
+    if isinstance(answer, str) and answer.strip().upper() in LETTERS[: len(options)] and len(answer.strip()) == 1:
         letter = answer.strip().upper()
     elif isinstance(answer, int) and not isinstance(answer, bool) and 0 <= answer < len(options):
         letter = LETTERS[answer]
     else:
-        raise ValueError(f"record {row}: the answer must be a letter from {LETTERS[:len(options)]} or an index "
-                         f"from 0 to {len(options) - 1} (fields 'answer' or 'answer_index'), got {answer!r}")
+        raise ValueError(
+            f"record {row}: the answer must be a letter from {LETTERS[: len(options)]} or an index "
+            f"from 0 to {len(options) - 1} (fields 'answer' or 'answer_index'), got {answer!r}"
+        )
     options = [str(option) for option in options]
     question = record.messages[-1]["content"]
-    return Task(id=record.id, messages=[{"role": "user", "content": render(question, options)}], answer=letter,
-                metadata={"options": options, "topic": fields.get("category", fields.get("subject"))})
+    return Task(
+        id=record.id,
+        messages=[{"role": "user", "content": render(question, options)}],
+        answer=letter,
+        metadata={"options": options, "topic": fields.get("category", fields.get("subject"))},
+    )

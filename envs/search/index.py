@@ -96,9 +96,11 @@ def format_hits(hits: Sequence[Hit]) -> str:
     """Search results as the model reads them (Search-R1's layout: ``Doc 1(Title: ...) text``)."""
     if not hits:
         return "No results."
-    return "\n".join(f"Doc {i}(Title: {document['title']}) {document['text']}" for i, (document, _) in enumerate(hits, 1))
+    return "\n".join(
+        f"Doc {i}(Title: {document['title']}) {document['text']}" for i, (document, _) in enumerate(hits, 1)
+    )
 
 
 def search_r1_document(document: Document) -> dict[str, str]:
     """A document as Search-R1's retriever returns it: its fields plus ``contents = '"title"\\ntext'``."""
-    return {**document, "contents": f"\"{document['title']}\"\n{document['text']}"}
+    return {**document, "contents": f'"{document["title"]}"\n{document["text"]}'}

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.tasks import FieldMap, ProceduralTaskSource, load_jsonl, load_parquet
 from envgym.tools import Tool, ToolEnv, ToolUnavailable
 
@@ -42,6 +42,7 @@ class QuestionAnswering(Env):
     """Single-turn QA: the turn's last ``<answer>`` is graded against the task's gold answers (a list)."""
 
     description = "Answer a question in <answer> tags; exact-match reward."
+    reward_ranges = {"correct": RewardRange()}
 
     def __init__(self, tasks: Any, metric: str = "em"):
         if metric not in ("em", "f1"):
@@ -63,14 +64,28 @@ class QuestionAnswering(Env):
         if not answers:
             components = {"correct": 0.0}
             message = "No <answer> was given, so the episode ends unanswered."
-            info = {"reward_components": components, "correct": False, "em": 0.0, "f1": 0.0, "answer": None,
-                    "action_valid": False, "action_error": message}
+            info = {
+                "reward_components": components,
+                "correct": False,
+                "em": 0.0,
+                "f1": 0.0,
+                "answer": None,
+                "action_valid": False,
+                "action_error": message,
+            }
             return [{"role": "user", "content": message}], 0.0, True, False, info
         answer = answers[-1].strip()
         em, f1 = float(exact_match(answer, self._golds)), float(token_f1(answer, self._golds))
         components = {"correct": em if self.metric == "em" else f1}
-        info = {"reward_components": components, "correct": em == 1.0, "em": em, "f1": f1, "answer": answer,
-                "gold": self._golds, "action_valid": True}
+        info = {
+            "reward_components": components,
+            "correct": em == 1.0,
+            "em": em,
+            "f1": f1,
+            "answer": answer,
+            "gold": self._golds,
+            "action_valid": True,
+        }
         verdict = "correct" if em == 1.0 else "incorrect"
         return [{"role": "user", "content": f"Your answer is {verdict}."}], reward_total(components), True, False, info
 
@@ -92,9 +107,19 @@ class MultiHopQA(ToolEnv):
 
     description = "Multi-hop question answering with a BM25 search tool over a corpus."
 
-    def __init__(self, *, num_docs: int = 10_000, world_seed: int = 0, hops: tuple[int, int] = (1, 4),
-                 corpus_path: str | None = None, qa_path: str | None = None, retriever_url: str | None = None,
-                 topk: int = 3, metric: str = "em", **tool_options: Any):
+    def __init__(
+        self,
+        *,
+        num_docs: int = 10_000,
+        world_seed: int = 0,
+        hops: tuple[int, int] = (1, 4),
+        corpus_path: str | None = None,
+        qa_path: str | None = None,
+        retriever_url: str | None = None,
+        topk: int = 3,
+        metric: str = "em",
+        **tool_options: Any,
+    ):
         if (corpus_path is None) != (qa_path is None):
             raise ValueError("corpus_path and qa_path go together: give both (a corpus and its questions) or neither")
         low, high = hops
@@ -112,7 +137,7 @@ class MultiHopQA(ToolEnv):
             index = None if retriever_url else _world_index(num_docs, world_seed)
         self._client = None
         if retriever_url is not None:
-            from envgym.envs.search.server import SearchClient
+            from envgym.envs.search.client import SearchClient
 
             client = self._client = SearchClient(retriever_url)
 
@@ -137,8 +162,11 @@ class MultiHopQA(ToolEnv):
         return Tool(
             name="search",
             description=f"Search the encyclopedia with a keyword query; returns the top {self.topk} documents.",
-            parameters={"type": "object", "properties": {"query": {"type": "string", "description": "keywords, e.g. a name"}},
-                        "required": ["query"]},
+            parameters={
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "keywords, e.g. a name"}},
+                "required": ["query"],
+            },
             function=search,
             result_tag="information",
         )

@@ -41,10 +41,38 @@ ATTRIBUTES: dict[str, tuple[str, str]] = {
     "established": ("company", "In what year was {x} established?"),
     "currency": ("country", "What is the currency of {x}?"),
 }
-OCCUPATIONS = ("glassblower", "cartographer", "beekeeper", "astronomer", "luthier", "ferryman", "archivist", "potter",
-               "botanist", "clockmaker", "weaver", "stonemason", "falconer", "brewer", "engraver", "surveyor")
-INDUSTRIES = ("shipbuilding", "textiles", "mining", "printing", "brewing", "railways", "pharmacy", "ceramics",
-              "banking", "perfumery", "salt trade", "telegraphy")
+OCCUPATIONS = (
+    "glassblower",
+    "cartographer",
+    "beekeeper",
+    "astronomer",
+    "luthier",
+    "ferryman",
+    "archivist",
+    "potter",
+    "botanist",
+    "clockmaker",
+    "weaver",
+    "stonemason",
+    "falconer",
+    "brewer",
+    "engraver",
+    "surveyor",
+)
+INDUSTRIES = (
+    "shipbuilding",
+    "textiles",
+    "mining",
+    "printing",
+    "brewing",
+    "railways",
+    "pharmacy",
+    "ceramics",
+    "banking",
+    "perfumery",
+    "salt trade",
+    "telegraphy",
+)
 CURRENCY_UNITS = ("crown", "mark", "florin", "ducat", "shell", "talent", "real", "dinar")
 COMPANY_SUFFIXES = ("Works", "Guild", "Company", "Holdings", "Foundry", "Trading House", "Mills", "Consortium")
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "th", "br", "kr", "st", "dr", "vel")
@@ -89,7 +117,9 @@ class World:
         countries, cities, companies, people = (self.by_kind[k] for k in KINDS)
         city_country = rng.choice(countries, size=len(cities))
         city_country[: len(countries)] = countries  # every country has at least one city, so a capital
-        for city, country, year in zip(cities.tolist(), city_country.tolist(), rng.integers(800, 1900, len(cities)).tolist()):
+        for city, country, year in zip(
+            cities.tolist(), city_country.tolist(), rng.integers(800, 1900, len(cities)).tolist()
+        ):
             entity = self.entities[city]
             entity.relations["country"] = country
             entity.attributes["founding_year"] = year
@@ -102,14 +132,24 @@ class World:
             options = cities_of[country]
             entity.relations["capital"] = options[int(rng.integers(len(options)))]
             entity.attributes["currency"] = f"{entity.name} {CURRENCY_UNITS[unit]}"
-        columns = zip(companies.tolist(), rng.choice(cities, len(companies)).tolist(), rng.choice(people, len(companies)).tolist(),
-                      rng.integers(len(INDUSTRIES), size=len(companies)).tolist(), rng.integers(1700, 1990, len(companies)).tolist())
+        columns = zip(
+            companies.tolist(),
+            rng.choice(cities, len(companies)).tolist(),
+            rng.choice(people, len(companies)).tolist(),
+            rng.integers(len(INDUSTRIES), size=len(companies)).tolist(),
+            rng.integers(1700, 1990, len(companies)).tolist(),
+        )
         for company, hq, founder, industry, year in columns:
             entity = self.entities[company]
             entity.relations.update(headquarters=hq, founder=founder)
             entity.attributes.update(industry=INDUSTRIES[industry], established=year)
-        columns = zip(people.tolist(), rng.choice(cities, len(people)).tolist(), rng.choice(companies, len(people)).tolist(),
-                      rng.integers(len(OCCUPATIONS), size=len(people)).tolist(), rng.integers(1850, 2000, len(people)).tolist())
+        columns = zip(
+            people.tolist(),
+            rng.choice(cities, len(people)).tolist(),
+            rng.choice(companies, len(people)).tolist(),
+            rng.integers(len(OCCUPATIONS), size=len(people)).tolist(),
+            rng.integers(1850, 2000, len(people)).tolist(),
+        )
         for person, city, employer, occupation, year in columns:
             entity = self.entities[person]
             entity.relations.update(birthplace=city, employer=employer)
@@ -121,16 +161,22 @@ class World:
         name = lambda relation: self.entities[e.relations[relation]].name  # noqa: E731
         a = e.attributes
         if e.kind == "country":
-            text = (f"{e.name} is a country whose capital is {name('capital')}. "
-                    f"The currency of {e.name} is the {a['currency']}.")
+            text = (
+                f"{e.name} is a country whose capital is {name('capital')}. "
+                f"The currency of {e.name} is the {a['currency']}."
+            )
         elif e.kind == "city":
-            text = (f"{e.name} is a city in {name('country')}. {e.name} was founded in {a['founding_year']}.")
+            text = f"{e.name} is a city in {name('country')}. {e.name} was founded in {a['founding_year']}."
         elif e.kind == "company":
-            text = (f"{e.name} is a {a['industry']} company established in {a['established']}. "
-                    f"{e.name} has its headquarters in {name('headquarters')}. {e.name} was founded by {name('founder')}.")
+            text = (
+                f"{e.name} is a {a['industry']} company established in {a['established']}. "
+                f"{e.name} has its headquarters in {name('headquarters')}. {e.name} was founded by {name('founder')}."
+            )
         else:
-            text = (f"{e.name} (born {a['birth_year']}) is a {a['occupation']}. {e.name} was born in {name('birthplace')}. "
-                    f"{e.name} works for {name('employer')}.")
+            text = (
+                f"{e.name} (born {a['birth_year']}) is a {a['occupation']}. {e.name} was born in {name('birthplace')}. "
+                f"{e.name} works for {name('employer')}."
+            )
         return {"id": str(index), "title": e.name, "text": text}
 
     def documents(self) -> list[dict[str, str]]:
@@ -187,8 +233,13 @@ class World:
             noun = RELATIONS[final][2].format(x=description)
             question, answer = f"What is the name of {noun}?", self.entities[target].name
         steps.append(final)
-        return {"question": question[0].upper() + question[1:], "answer": answer, "hops": hops,
-                "path": [self.entities[i].name for i in visited], "steps": steps}
+        return {
+            "question": question[0].upper() + question[1:],
+            "answer": answer,
+            "hops": hops,
+            "path": [self.entities[i].name for i in visited],
+            "steps": steps,
+        }
 
 
 def _unique_names(rng: np.random.Generator, total: int, counts: dict[str, int]) -> list[str]:
@@ -207,7 +258,9 @@ def _unique_names(rng: np.random.Generator, total: int, counts: dict[str, int]) 
     return names
 
 
-def _unique_words(rng: np.random.Generator, n: int, min_syllables: int, max_syllables: int, seen: set[str]) -> list[str]:
+def _unique_words(
+    rng: np.random.Generator, n: int, min_syllables: int, max_syllables: int, seen: set[str]
+) -> list[str]:
     """``n`` new words of syllables (onset + vowel + coda), none of them in ``seen`` (which they join)."""
     words: list[str] = []
     while len(words) < n:
@@ -215,8 +268,10 @@ def _unique_words(rng: np.random.Generator, n: int, min_syllables: int, max_syll
         lengths = rng.integers(min_syllables, max_syllables + 1, size=batch)
         parts = [rng.integers(len(table), size=(batch, max_syllables)) for table in (_ONSETS, _VOWELS, _CODAS)]
         for row in range(batch):
-            word = "".join(_ONSETS[parts[0][row, j]] + _VOWELS[parts[1][row, j]] + _CODAS[parts[2][row, j]]
-                           for j in range(lengths[row])).capitalize()
+            word = "".join(
+                _ONSETS[parts[0][row, j]] + _VOWELS[parts[1][row, j]] + _CODAS[parts[2][row, j]]
+                for j in range(lengths[row])
+            ).capitalize()
             if word not in seen:
                 seen.add(word)
                 words.append(word)

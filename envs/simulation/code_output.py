@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.answer_tag import tag_bodies
 from envgym.envs.simulation.programs import GENERATORS
 from envgym.tasks import ProceduralTaskSource
@@ -50,6 +50,7 @@ def program_output(code: str) -> str:
 
 class CodeOutput(Env):
     description = "Predict the exact output of a small generated Python program; truth from the sandbox."
+    reward_ranges = {"correct": RewardRange()}
 
     def __init__(self, kinds: list[str] | None = None):
         kinds = list(GENERATORS) if kinds is None else kinds
@@ -63,10 +64,16 @@ class CodeOutput(Env):
     def _make_task(self, rng: np.random.Generator, index: int) -> Task:
         kind = self.kinds[int(rng.integers(len(self.kinds)))]
         code = GENERATORS[kind](rng)
-        prompt = (f"What exactly does this Python program print?\n\n```python\n{code}```\n\n"
-                  "Give the complete output inside <answer></answer> (one printed line per line).")
-        return Task(id=f"codeoutput-{index}", messages=[{"role": "user", "content": prompt}], answer=code,
-                    metadata={"kind": kind})
+        prompt = (
+            f"What exactly does this Python program print?\n\n```python\n{code}```\n\n"
+            "Give the complete output inside <answer></answer> (one printed line per line)."
+        )
+        return Task(
+            id=f"codeoutput-{index}",
+            messages=[{"role": "user", "content": prompt}],
+            answer=code,
+            metadata={"kind": kind},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         try:
@@ -83,16 +90,22 @@ class CodeOutput(Env):
         return None if self._truth is None or self.task is None else f"<answer>\n{self._truth}0\n</answer>"
 
     def _step(self, action: Action) -> StepResult:
-        info: dict[str, Any] = {"kind": self.task.metadata["kind"], "reward_components": {"correct": 0.0},
-                                "correct": False}
+        info: dict[str, Any] = {
+            "kind": self.task.metadata["kind"],
+            "reward_components": {"correct": 0.0},
+            "correct": False,
+        }
         if self._truth is None:
             return [], 0.0, True, False, {**info, "error": self._truth_error}
         text = action_text(action)
         answers = {normalize_output(body) for body in tag_bodies(text, "answer")}
         answers |= {normalize_output(match.group(1)) for match in _FENCE.finditer(text)}
         if len(answers) != 1:
-            problem = ("no <answer>...</answer> or ```output block found" if not answers else
-                       f"{len(answers)} different answers; give exactly one")
+            problem = (
+                "no <answer>...</answer> or ```output block found"
+                if not answers
+                else f"{len(answers)} different answers; give exactly one"
+            )
             return [], 0.0, True, False, {**info, "action_valid": False, "action_error": problem}
         answer = answers.pop()
         correct = answer == self._truth

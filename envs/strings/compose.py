@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.answer_tag import single_answer
 from envgym.envs.strings.functions import BY_NAME, FUNCTIONS, compose, split_pairs
 from envgym.tasks import ProceduralTaskSource
@@ -43,18 +43,31 @@ def _check_depths(split: str, depth: int | None, depths: list[int] | None) -> li
     allowed = {"train": [1, 2], "heldout": [2], "deep": list(range(3, MAX_DEPTH + 1))}[split]
     if depths is None:
         return {"train": [1, 2], "heldout": [2], "deep": [3]}[split]
-    if not isinstance(depths, (list, tuple)) or not depths or any(
-            isinstance(d, bool) or not isinstance(d, int) or d not in allowed for d in depths):
+    if (
+        not isinstance(depths, (list, tuple))
+        or not depths
+        or any(isinstance(d, bool) or not isinstance(d, int) or d not in allowed for d in depths)
+    ):
         raise ValueError(f"split={split!r} takes depths from {allowed}, got {depths!r}")
     return sorted(set(depths))
 
 
 class Compose(Env):
     description = "Apply a composition of string functions; held-out pairs and deeper chains test generalisation."
+    reward_ranges = {"correct": RewardRange()}
 
-    def __init__(self, split: str = "train", *, depth: int | None = None, depths: list[int] | None = None,
-                 definitions: str = "prompt", holdout_seed: int = 0, holdout_fraction: float = 0.25,
-                 min_length: int = 5, max_length: int = 8):
+    def __init__(
+        self,
+        split: str = "train",
+        *,
+        depth: int | None = None,
+        depths: list[int] | None = None,
+        definitions: str = "prompt",
+        holdout_seed: int = 0,
+        holdout_fraction: float = 0.25,
+        min_length: int = 5,
+        max_length: int = 8,
+    ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         if definitions not in DEFINITIONS:
@@ -95,8 +108,12 @@ class Compose(Env):
             lines += [f"- {name}(s): {BY_NAME[name].definition}." for name in dict.fromkeys(chain)]
         lines.append(f"Compute {call}. The innermost function is applied first.")
         lines.append("Give the resulting string only, inside <answer></answer>, e.g. <answer>abc</answer>.")
-        return Task(id=f"compose-{self.split}-{index}", messages=[{"role": "user", "content": "\n".join(lines)}],
-                    answer=output, metadata={"functions": chain, "depth": depth, "split": self.split, "input": text})
+        return Task(
+            id=f"compose-{self.split}-{index}",
+            messages=[{"role": "user", "content": "\n".join(lines)}],
+            answer=output,
+            metadata={"functions": chain, "depth": depth, "split": self.split, "input": text},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         return task.prompt(), {key: task.metadata.get(key) for key in ("functions", "depth", "split")}

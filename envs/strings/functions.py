@@ -49,35 +49,60 @@ FUNCTIONS: tuple[StringFunction, ...] = (
     StringFunction("reverse", "reverse the order of the characters", lambda s: s[::-1]),
     StringFunction("uppercase", "make every letter upper case", str.upper),
     StringFunction("swapcase", "make lower-case letters upper case and upper-case letters lower case", str.swapcase),
-    StringFunction("rotate_left_2", "move the first two characters to the end (a string shorter than 2 is unchanged)",
-                   lambda s: s[2:] + s[:2] if len(s) >= 2 else s),
+    StringFunction(
+        "rotate_left_2",
+        "move the first two characters to the end (a string shorter than 2 is unchanged)",
+        lambda s: s[2:] + s[:2] if len(s) >= 2 else s,
+    ),
     StringFunction("rotate_right_1", "move the last character to the front", lambda s: s[-1:] + s[:-1]),
-    StringFunction("remove_vowels", "delete every vowel (a, e, i, o, u in either case)",
-                   lambda s: "".join(ch for ch in s if ch not in VOWELS)),
-    StringFunction("duplicate_each", "write every character twice in place (abc -> aabbcc)",
-                   lambda s: "".join(ch * 2 for ch in s)),
-    StringFunction("caesar_1", "replace every letter by the next one in the alphabet, z -> a, keeping its case",
-                   lambda s: "".join(_shift(ch, 1) for ch in s)),
-    StringFunction("caesar_back_3", "replace every letter by the one three places earlier, a -> x, keeping its case",
-                   lambda s: "".join(_shift(ch, -3) for ch in s)),
-    StringFunction("atbash", "replace every letter by its mirror in the alphabet (a <-> z, b <-> y), keeping its case",
-                   lambda s: "".join(_atbash(ch) for ch in s)),
-    StringFunction("sort_chars", "sort the characters by ASCII code (upper case before lower case)",
-                   lambda s: "".join(sorted(s))),
-    StringFunction("interleave_halves", "split into a first half (the longer one if the length is odd) and a second "
-                   "half, then alternate their characters, starting with the first half (abcde -> adbec)",
-                   _interleave_halves),
+    StringFunction(
+        "remove_vowels",
+        "delete every vowel (a, e, i, o, u in either case)",
+        lambda s: "".join(ch for ch in s if ch not in VOWELS),
+    ),
+    StringFunction(
+        "duplicate_each", "write every character twice in place (abc -> aabbcc)", lambda s: "".join(ch * 2 for ch in s)
+    ),
+    StringFunction(
+        "caesar_1",
+        "replace every letter by the next one in the alphabet, z -> a, keeping its case",
+        lambda s: "".join(_shift(ch, 1) for ch in s),
+    ),
+    StringFunction(
+        "caesar_back_3",
+        "replace every letter by the one three places earlier, a -> x, keeping its case",
+        lambda s: "".join(_shift(ch, -3) for ch in s),
+    ),
+    StringFunction(
+        "atbash",
+        "replace every letter by its mirror in the alphabet (a <-> z, b <-> y), keeping its case",
+        lambda s: "".join(_atbash(ch) for ch in s),
+    ),
+    StringFunction(
+        "sort_chars", "sort the characters by ASCII code (upper case before lower case)", lambda s: "".join(sorted(s))
+    ),
+    StringFunction(
+        "interleave_halves",
+        "split into a first half (the longer one if the length is odd) and a second "
+        "half, then alternate their characters, starting with the first half (abcde -> adbec)",
+        _interleave_halves,
+    ),
     StringFunction("mirror", "append the reversed string to the string (abc -> abccba)", lambda s: s + s[::-1]),
     StringFunction("double", "write the string twice (abc -> abcabc)", lambda s: s + s),
     StringFunction("drop_first", "delete the first character", lambda s: s[1:]),
     StringFunction("drop_last", "delete the last character", lambda s: s[:-1]),
-    StringFunction("swap_pairs", "swap the 1st and 2nd characters, the 3rd and 4th, and so on (a last odd one stays)",
-                   _swap_pairs),
-    StringFunction("dedupe", "delete every character that already occurred earlier in the string (case-sensitive)",
-                   lambda s: "".join(ch for i, ch in enumerate(s) if ch not in s[:i])),
+    StringFunction(
+        "swap_pairs", "swap the 1st and 2nd characters, the 3rd and 4th, and so on (a last odd one stays)", _swap_pairs
+    ),
+    StringFunction(
+        "dedupe",
+        "delete every character that already occurred earlier in the string (case-sensitive)",
+        lambda s: "".join(ch for i, ch in enumerate(s) if ch not in s[:i]),
+    ),
     StringFunction("every_other", "keep the 1st, 3rd, 5th, ... characters and delete the others", lambda s: s[::2]),
-    StringFunction("upper_vowels", "make every vowel upper case", lambda s: "".join(
-        ch.upper() if ch in VOWELS else ch for ch in s)),
+    StringFunction(
+        "upper_vowels", "make every vowel upper case", lambda s: "".join(ch.upper() if ch in VOWELS else ch for ch in s)
+    ),
 )
 BY_NAME = {function.name: function for function in FUNCTIONS}
 
@@ -98,8 +123,12 @@ _PROBES = ("abcdefgh", "banana", "hello")
 def all_pairs() -> list[Pair]:
     """Every ordered pair of two different functions, less those that undo each other on lower-case input
     (``swapcase(uppercase(x))``, ``every_other(duplicate_each(x))``): their answer would be the input itself."""
-    return [(outer.name, inner.name) for outer in FUNCTIONS for inner in FUNCTIONS if outer.name != inner.name
-            and any(compose([outer.name, inner.name], probe) != probe for probe in _PROBES)]
+    return [
+        (outer.name, inner.name)
+        for outer in FUNCTIONS
+        for inner in FUNCTIONS
+        if outer.name != inner.name and any(compose([outer.name, inner.name], probe) != probe for probe in _PROBES)
+    ]
 
 
 def split_pairs(holdout_seed: int, holdout_fraction: float) -> tuple[list[Pair], list[Pair]]:

@@ -19,24 +19,96 @@ import numpy as np
 # Per column: (name, kind, spec): kind "text" draws from the choices; "number" draws integers in [low, high] over
 # 10**places. Every name is one word without list separators, so a name never reads as a candidate list.
 DOMAINS: dict[str, dict[str, Any]] = {
-    "products": {"row": "product", "names": ("Atlas", "Beacon", "Comet", "Dynamo", "Ember", "Falcon", "Glacier",
-                                             "Harbor", "Icicle", "Juniper", "Kestrel", "Lumen", "Meadow", "Nimbus",
-                                             "Orbit", "Pebble", "Quartz", "Ripple"),
-                 "columns": (("category", "text", ("audio", "kitchen", "outdoor", "office")),
-                             ("price", "number", (100, 50000, 2)), ("stock", "number", (0, 500, 0)),
-                             ("rating", "number", (10, 50, 1)), ("weight_kg", "number", (1, 200, 1)))},
-    "cities": {"row": "city", "names": ("Avila", "Bergen", "Cadiz", "Delft", "Essen", "Faro", "Ghent", "Hilo",
-                                        "Izmir", "Jena", "Kiel", "Leeds", "Mainz", "Nantes", "Oulu", "Parma",
-                                        "Quito", "Riga"),
-               "columns": (("country", "text", ("Spain", "Norway", "Germany", "Italy")),
-                           ("population", "number", (10000, 3000000, 0)), ("area_km2", "number", (20, 2000, 0)),
-                           ("founded", "number", (800, 1950, 0)), ("elevation_m", "number", (0, 2500, 0)))},
-    "employees": {"row": "employee", "names": ("Alice", "Bruno", "Chloe", "Diego", "Elena", "Farid", "Greta",
-                                               "Hugo", "Iris", "Jonas", "Kira", "Liam", "Maya", "Nils", "Olga",
-                                               "Pavel", "Rosa", "Sven"),
-                  "columns": (("department", "text", ("sales", "legal", "research", "support")),
-                              ("salary", "number", (30000, 150000, 0)), ("age", "number", (21, 65, 0)),
-                              ("years", "number", (0, 40, 0)), ("rating", "number", (10, 50, 1)))},
+    "products": {
+        "row": "product",
+        "names": (
+            "Atlas",
+            "Beacon",
+            "Comet",
+            "Dynamo",
+            "Ember",
+            "Falcon",
+            "Glacier",
+            "Harbor",
+            "Icicle",
+            "Juniper",
+            "Kestrel",
+            "Lumen",
+            "Meadow",
+            "Nimbus",
+            "Orbit",
+            "Pebble",
+            "Quartz",
+            "Ripple",
+        ),
+        "columns": (
+            ("category", "text", ("audio", "kitchen", "outdoor", "office")),
+            ("price", "number", (100, 50000, 2)),
+            ("stock", "number", (0, 500, 0)),
+            ("rating", "number", (10, 50, 1)),
+            ("weight_kg", "number", (1, 200, 1)),
+        ),
+    },
+    "cities": {
+        "row": "city",
+        "names": (
+            "Avila",
+            "Bergen",
+            "Cadiz",
+            "Delft",
+            "Essen",
+            "Faro",
+            "Ghent",
+            "Hilo",
+            "Izmir",
+            "Jena",
+            "Kiel",
+            "Leeds",
+            "Mainz",
+            "Nantes",
+            "Oulu",
+            "Parma",
+            "Quito",
+            "Riga",
+        ),
+        "columns": (
+            ("country", "text", ("Spain", "Norway", "Germany", "Italy")),
+            ("population", "number", (10000, 3000000, 0)),
+            ("area_km2", "number", (20, 2000, 0)),
+            ("founded", "number", (800, 1950, 0)),
+            ("elevation_m", "number", (0, 2500, 0)),
+        ),
+    },
+    "employees": {
+        "row": "employee",
+        "names": (
+            "Alice",
+            "Bruno",
+            "Chloe",
+            "Diego",
+            "Elena",
+            "Farid",
+            "Greta",
+            "Hugo",
+            "Iris",
+            "Jonas",
+            "Kira",
+            "Liam",
+            "Maya",
+            "Nils",
+            "Olga",
+            "Pavel",
+            "Rosa",
+            "Sven",
+        ),
+        "columns": (
+            ("department", "text", ("sales", "legal", "research", "support")),
+            ("salary", "number", (30000, 150000, 0)),
+            ("age", "number", (21, 65, 0)),
+            ("years", "number", (0, 40, 0)),
+            ("rating", "number", (10, 50, 1)),
+        ),
+    },
 }
 FORMATS = ("markdown", "csv", "json")
 
@@ -65,8 +137,13 @@ class Table:
             out = io.StringIO()
             csv.writer(out, lineterminator="\n").writerows([self.columns] + cells)
             return out.getvalue().rstrip("\n")
-        records = [{c: row[c] if c not in self.places else int(row[c]) if not self.places[c] else float(row[c])
-                    for c in self.columns} for row in self.rows]
+        records = [
+            {
+                c: row[c] if c not in self.places else int(row[c]) if not self.places[c] else float(row[c])
+                for c in self.columns
+            }
+            for row in self.rows
+        ]
         return "[\n" + ",\n".join(json.dumps(record) for record in records) + "\n]"  # one row a line
 
 
@@ -121,15 +198,20 @@ def make_question(rng: np.random.Generator, table: Table) -> Question | None:
             text_column = texts[0]
             value = str(rng.choice([row[text_column] for row in rows]))
             count = sum(row[text_column] == value for row in rows)
-            return Question(kind, f"How many {table.domain} have {text_column} equal to {value}?", Fraction(count),
-                            Fraction(count + 1))
+            return Question(
+                kind,
+                f"How many {table.domain} have {text_column} equal to {value}?",
+                Fraction(count),
+                Fraction(count + 1),
+            )
         threshold = values[int(rng.integers(len(values)))]
         count = sum(v > threshold for v in values)
         if count == 0:
             return None
         shown = table.cell({column: threshold}, column)
-        return Question(kind, f"How many {table.domain} have {column} greater than {shown}?", Fraction(count),
-                        Fraction(count + 1))
+        return Question(
+            kind, f"How many {table.domain} have {column} greater than {shown}?", Fraction(count), Fraction(count + 1)
+        )
     if kind == "argmax":
         highest = bool(rng.random() < 0.5)
         extreme = max(values) if highest else min(values)
@@ -148,11 +230,19 @@ def make_question(rng: np.random.Generator, table: Table) -> Question | None:
         if rng.random() < 0.5:
             return Question(kind, f"What is the total {column} of the {table.domain}{where}?", total, total + 1)
         mean = total / len(selected)
-        return Question(kind, f"What is the average {column} of the {table.domain}{where}? Round to 2 decimal places.",
-                        mean, mean + 1)
+        return Question(
+            kind,
+            f"What is the average {column} of the {table.domain}{where}? Round to 2 decimal places.",
+            mean,
+            mean + 1,
+        )
     first, second = (rows[i] for i in rng.choice(len(rows), size=2, replace=False))
     if first[column] == second[column]:
         return None
     larger, smaller = (first, second) if first[column] > second[column] else (second, first)
-    return Question("compare", f"Which has the larger {column}: {first['name']} or {second['name']}? Give its name.",
-                    larger["name"], smaller["name"])
+    return Question(
+        "compare",
+        f"Which has the larger {column}: {first['name']} or {second['name']}? Give its name.",
+        larger["name"],
+        smaller["name"],
+    )

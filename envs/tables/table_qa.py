@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, action_text, reward_total
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, action_text, reward_total
 from envgym.envs.answer_tag import single_answer
 from envgym.envs.tables.generate import DOMAINS, FORMATS, make_question, make_table
 from envgym.tasks import ProceduralTaskSource
@@ -69,6 +69,7 @@ def number_is_right(answer: str, exact: Fraction) -> bool | None:
 
 class TableQA(Env):
     description = "Answer a question about a generated table (Markdown, CSV or JSON); computed answers."
+    reward_ranges = {"correct": RewardRange()}
 
     def __init__(self, table_format: str = "markdown", domains: list[str] | None = None):
         if table_format not in FORMATS:
@@ -88,15 +89,28 @@ class TableQA(Env):
         else:  # unreachable in practice: most draws are unambiguous
             raise RuntimeError(f"no unambiguous question in {MAX_DRAWS} draws")
         numeric = isinstance(question.answer, Fraction)
-        how = ("a plain number, no units" if numeric else "the name or value as written in the table")
-        prompt = (f"Here is a table of {table.domain} ({self.table_format}):\n\n{table.render(self.table_format)}\n\n"
-                  f"Question: {question.text}\nGive the answer ({how}) inside <answer></answer>.")
-        answer = {"type": "number" if numeric else "text", "exact": str(question.answer),
-                  "display": format_number(question.answer) if numeric else question.answer,
-                  "wrong": format_number(question.wrong) if numeric else question.wrong}
-        return Task(id=f"tableqa-{self.table_format}-{index}", messages=[{"role": "user", "content": prompt}],
-                    answer=answer, metadata={"kind": question.kind, "domain": table.domain, "rows": len(table.rows),
-                                             "columns": len(table.columns)})
+        how = "a plain number, no units" if numeric else "the name or value as written in the table"
+        prompt = (
+            f"Here is a table of {table.domain} ({self.table_format}):\n\n{table.render(self.table_format)}\n\n"
+            f"Question: {question.text}\nGive the answer ({how}) inside <answer></answer>."
+        )
+        answer = {
+            "type": "number" if numeric else "text",
+            "exact": str(question.answer),
+            "display": format_number(question.answer) if numeric else question.answer,
+            "wrong": format_number(question.wrong) if numeric else question.wrong,
+        }
+        return Task(
+            id=f"tableqa-{self.table_format}-{index}",
+            messages=[{"role": "user", "content": prompt}],
+            answer=answer,
+            metadata={
+                "kind": question.kind,
+                "domain": table.domain,
+                "rows": len(table.rows),
+                "columns": len(table.columns),
+            },
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         return task.prompt(), {"kind": task.metadata["kind"], "domain": task.metadata["domain"]}
@@ -110,8 +124,11 @@ class TableQA(Env):
 
     def _step(self, action: Action) -> StepResult:
         gold = self.task.answer
-        info: dict[str, Any] = {"kind": self.task.metadata["kind"], "reward_components": {"correct": 0.0},
-                                "correct": False}
+        info: dict[str, Any] = {
+            "kind": self.task.metadata["kind"],
+            "reward_components": {"correct": 0.0},
+            "correct": False,
+        }
         answer, problem = single_answer(action_text(action))
         if answer is not None and gold["type"] == "number":
             correct = number_is_right(answer, Fraction(gold["exact"]))

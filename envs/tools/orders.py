@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from envgym.core import Action, Env, Message, StepResult, Task, reward_total
-from envgym.envs.tools.shop import Shop, ShopError, TABLES, generate_task, open_world, snapshot
+from envgym.core import Action, Env, Message, RewardRange, StepResult, Task, reward_total
+from envgym.envs.tools.shop import TABLES, Shop, ShopError, generate_task, open_world, snapshot
 from envgym.tasks import ProceduralTaskSource
 from envgym.tools import Tool, ToolCall, ToolEnv
 
@@ -39,8 +39,10 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "cancel_order": ("Cancel a pending order; its items go back to stock.", {"order_id": _ID}),
     "update_order_address": ("Change the shipping address of a pending order.", {"order_id": _ID, "address": _TEXT}),
     "update_customer_address": ("Change a customer's address on file.", {"customer_id": _ID, "address": _TEXT}),
-    "place_order": ("Place a new order shipped to the customer's address on file.",
-                    {"customer_id": _ID, "product_id": _ID, "quantity": {"type": "integer", "minimum": 1}}),
+    "place_order": (
+        "Place a new order shipped to the customer's address on file.",
+        {"customer_id": _ID, "product_id": _ID, "quantity": {"type": "integer", "minimum": 1}},
+    ),
 }
 
 
@@ -48,6 +50,7 @@ class ShopWorld(Env):
     """The single-turn judge under ShopOrders: owns the episode's database; ``step`` grades the final state."""
 
     description = "Judge of a shop database against a goal state."
+    reward_ranges = {"correct": RewardRange()}
 
     def __init__(self, goals: tuple[int, int] = (1, 2)):
         low, high = goals
@@ -61,8 +64,12 @@ class ShopWorld(Env):
         goals = int(rng.integers(self.goals[0], self.goals[1] + 1))
         world, instruction, solution = generate_task(rng, goals)
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": instruction}]
-        return Task(id=f"shop-{index}", messages=messages, answer={"world": world, "solution": solution},
-                    metadata={"goals": goals})
+        return Task(
+            id=f"shop-{index}",
+            messages=messages,
+            answer={"world": world, "solution": solution},
+            metadata={"goals": goals},
+        )
 
     def _reset(self, task: Task, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         self.shop.db.close()
@@ -82,18 +89,31 @@ class ShopWorld(Env):
         unexpected = sorted(f"{table} {row_id}" for table, row_id in _changed_rows(self._initial, final) - goal_rows)
         correct = goal_met and not unexpected
         components = {"correct": 1.0 if correct else 0.0}
-        info = {"reward_components": components, "correct": correct, "goal_met": goal_met,
-                "unexpected_changes": unexpected}
+        info = {
+            "reward_components": components,
+            "correct": correct,
+            "goal_met": goal_met,
+            "unexpected_changes": unexpected,
+        }
         verdict = "All requests were carried out correctly." if correct else "The shop is not in the requested state."
         return [{"role": "user", "content": verdict}], reward_total(components), True, False, info
 
     def tools(self) -> list[Tool]:
         """The OpenAI-schema tools, bound to whichever database the current episode has."""
-        return [Tool(name=name, description=description,
-                     parameters={"type": "object", "properties": properties, "required": list(properties),
-                                 "additionalProperties": False},
-                     function=self._operation(name))
-                for name, (description, properties) in TOOL_SPECS.items()]
+        return [
+            Tool(
+                name=name,
+                description=description,
+                parameters={
+                    "type": "object",
+                    "properties": properties,
+                    "required": list(properties),
+                    "additionalProperties": False,
+                },
+                function=self._operation(name),
+            )
+            for name, (description, properties) in TOOL_SPECS.items()
+        ]
 
     def _operation(self, name: str) -> Any:
         def operation(**arguments: Any) -> Any:
@@ -133,8 +153,10 @@ class ShopOrders(ToolEnv):
         calls = solution[self._solution_done : self._solution_done + self.max_calls_per_turn]
         if not calls:
             return "Every request is carried out."
-        tool_calls = [ToolCall(call["name"], call["arguments"], f"ref_{self._solution_done + i}", "openai").to_openai()
-                      for i, call in enumerate(calls)]
+        tool_calls = [
+            ToolCall(call["name"], call["arguments"], f"ref_{self._solution_done + i}", "openai").to_openai()
+            for i, call in enumerate(calls)
+        ]
         return {"role": "assistant", "content": None, "tool_calls": tool_calls}
 
     def _reset(self, task: Task | None, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
@@ -145,8 +167,11 @@ class ShopOrders(ToolEnv):
         errors_before = self._errors
         text = super()._run(call)
         solution = self.task.answer["solution"]
-        if (self._errors == errors_before and self._solution_done < len(solution)
-                and solution[self._solution_done] == {"name": call.name, "arguments": call.arguments}):
+        if (
+            self._errors == errors_before
+            and self._solution_done < len(solution)
+            and solution[self._solution_done] == {"name": call.name, "arguments": call.arguments}
+        ):
             self._solution_done += 1
         return text
 

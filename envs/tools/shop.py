@@ -20,13 +20,79 @@ CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, customer_id INTEGER N
                      quantity INTEGER NOT NULL, status TEXT NOT NULL, address TEXT NOT NULL);
 """
 TABLES = ("customers", "products", "orders")
-FIRST = ("Ada", "Bruno", "Chen", "Dalia", "Emeka", "Freya", "Goran", "Hana", "Ivo", "Jana", "Kofi", "Lena", "Mateo",
-         "Nia", "Oskar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara", "Zeno")
-LAST = ("Abara", "Berg", "Costa", "Dahl", "Ekwueme", "Fischer", "Garcia", "Haddad", "Ito", "Jensen", "Kowalski",
-        "Larsen", "Moreau", "Novak", "Okafor", "Petrov", "Quispe", "Rossi", "Sato", "Tanaka", "Varga", "Weber")
-PRODUCTS = ("desk lamp", "kettle", "backpack", "umbrella", "notebook", "headphones", "yoga mat", "teapot",
-            "water bottle", "bike light", "wool scarf", "phone stand", "alarm clock", "cutting board", "doormat",
-            "plant pot", "camera strap", "pencil case", "bath towel", "travel mug")
+FIRST = (
+    "Ada",
+    "Bruno",
+    "Chen",
+    "Dalia",
+    "Emeka",
+    "Freya",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jana",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nia",
+    "Oskar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tariq",
+    "Uma",
+    "Viktor",
+    "Wen",
+    "Yara",
+    "Zeno",
+)
+LAST = (
+    "Abara",
+    "Berg",
+    "Costa",
+    "Dahl",
+    "Ekwueme",
+    "Fischer",
+    "Garcia",
+    "Haddad",
+    "Ito",
+    "Jensen",
+    "Kowalski",
+    "Larsen",
+    "Moreau",
+    "Novak",
+    "Okafor",
+    "Petrov",
+    "Quispe",
+    "Rossi",
+    "Sato",
+    "Tanaka",
+    "Varga",
+    "Weber",
+)
+PRODUCTS = (
+    "desk lamp",
+    "kettle",
+    "backpack",
+    "umbrella",
+    "notebook",
+    "headphones",
+    "yoga mat",
+    "teapot",
+    "water bottle",
+    "bike light",
+    "wool scarf",
+    "phone stand",
+    "alarm clock",
+    "cutting board",
+    "doormat",
+    "plant pot",
+    "camera strap",
+    "pencil case",
+    "bath towel",
+    "travel mug",
+)
 STREETS = ("Elm", "Harbor", "Mill", "Orchard", "Quarry", "Ridge", "Station", "Willow", "Canal", "Birch")
 CITIES = ("Lisbon", "Tartu", "Leeds", "Porto", "Graz", "Malmo", "Ghent", "Bergen")
 STATUSES = ("pending", "pending", "shipped", "delivered")
@@ -38,17 +104,29 @@ class ShopError(Exception):
 
 def generate_world(rng: np.random.Generator) -> dict[str, list[list[Any]]]:
     """Initial rows per table (JSON-friendly, so a task stores its world as data)."""
-    names = rng.permutation([f"{f} {l}" for f in FIRST for l in LAST])[: int(rng.integers(6, 10))]
-    customers = [[i + 1, str(name), str(name).lower().replace(" ", ".") + "@example.com", _address(rng)]
-                 for i, name in enumerate(names)]
+    names = rng.permutation([f"{first} {last}" for first in FIRST for last in LAST])[: int(rng.integers(6, 10))]
+    customers = [
+        [i + 1, str(name), str(name).lower().replace(" ", ".") + "@example.com", _address(rng)]
+        for i, name in enumerate(names)
+    ]
     product_names = rng.permutation(PRODUCTS)[: int(rng.integers(8, 13))]
-    products = [[i + 1, str(name), float(rng.integers(5, 120)) - 0.01, int(rng.integers(0, 12))]
-                for i, name in enumerate(product_names)]
+    products = [
+        [i + 1, str(name), float(rng.integers(5, 120)) - 0.01, int(rng.integers(0, 12))]
+        for i, name in enumerate(product_names)
+    ]
     orders = []
     for i in range(int(rng.integers(10, 20))):
         customer = customers[int(rng.integers(len(customers)))]
-        orders.append([i + 1, customer[0], int(rng.integers(1, len(products) + 1)), int(rng.integers(1, 4)),
-                       str(rng.choice(STATUSES)), customer[3]])
+        orders.append(
+            [
+                i + 1,
+                customer[0],
+                int(rng.integers(1, len(products) + 1)),
+                int(rng.integers(1, 4)),
+                str(rng.choice(STATUSES)),
+                customer[3],
+            ]
+        )
     return {"customers": customers, "products": products, "orders": orders}
 
 
@@ -81,13 +159,17 @@ class Shop:
         self.db = db
 
     def find_customer(self, name: str) -> dict[str, Any]:
-        row = self.db.execute("SELECT id, name, email, address FROM customers WHERE lower(name) = lower(?)", (name.strip(),)).fetchone()
+        row = self.db.execute(
+            "SELECT id, name, email, address FROM customers WHERE lower(name) = lower(?)", (name.strip(),)
+        ).fetchone()
         if row is None:
             raise ShopError(f"no customer is named {name!r}")
         return dict(zip(("customer_id", "name", "email", "address"), row))
 
     def find_product(self, name: str) -> dict[str, Any]:
-        row = self.db.execute("SELECT id, name, price, stock FROM products WHERE lower(name) = lower(?)", (name.strip(),)).fetchone()
+        row = self.db.execute(
+            "SELECT id, name, price, stock FROM products WHERE lower(name) = lower(?)", (name.strip(),)
+        ).fetchone()
         if row is None:
             raise ShopError(f"no product is named {name!r}")
         return dict(zip(("product_id", "name", "price", "stock"), row))
@@ -96,7 +178,9 @@ class Shop:
         self._customer(customer_id)
         rows = self.db.execute(
             "SELECT o.id, p.name, o.product_id, o.quantity, o.status, o.address FROM orders o "
-            "JOIN products p ON p.id = o.product_id WHERE o.customer_id = ? ORDER BY o.id", (customer_id,)).fetchall()
+            "JOIN products p ON p.id = o.product_id WHERE o.customer_id = ? ORDER BY o.id",
+            (customer_id,),
+        ).fetchall()
         return [dict(zip(("order_id", "product", "product_id", "quantity", "status", "address"), row)) for row in rows]
 
     def cancel_order(self, order_id: int) -> str:
@@ -128,8 +212,10 @@ class Shop:
         if row[0] < quantity:
             raise ShopError(f"only {row[0]} of product {product_id} in stock, cannot order {quantity}")
         self.db.execute("UPDATE products SET stock = stock - ? WHERE id = ?", (quantity, product_id))
-        cursor = self.db.execute("INSERT INTO orders (customer_id, product_id, quantity, status, address) VALUES (?, ?, ?, 'pending', ?)",
-                                 (customer_id, product_id, quantity, address))
+        cursor = self.db.execute(
+            "INSERT INTO orders (customer_id, product_id, quantity, status, address) VALUES (?, ?, ?, 'pending', ?)",
+            (customer_id, product_id, quantity, address),
+        )
         self.db.commit()
         return f"order {cursor.lastrowid} placed"
 
@@ -184,8 +270,11 @@ def _cancel_goal(rng, shop: Shop, world, customer_id: int):
     if not unique:
         return None
     order = unique[int(rng.integers(len(unique)))]
-    calls = [_call("find_customer", name=name), _call("list_orders", customer_id=customer_id),
-             _call("cancel_order", order_id=order["order_id"])]
+    calls = [
+        _call("find_customer", name=name),
+        _call("list_orders", customer_id=customer_id),
+        _call("cancel_order", order_id=order["order_id"]),
+    ]
     return f"{name} asks to cancel their order of the {order['product']}.", calls
 
 
@@ -195,17 +284,25 @@ def _move_goal(rng, shop: Shop, world, customer_id: int):
     if not pending:
         return None
     address = _address(rng)
-    calls = [_call("find_customer", name=name), _call("update_customer_address", customer_id=customer_id, address=address),
-             _call("list_orders", customer_id=customer_id)]
+    calls = [
+        _call("find_customer", name=name),
+        _call("update_customer_address", customer_id=customer_id, address=address),
+        _call("list_orders", customer_id=customer_id),
+    ]
     calls += [_call("update_order_address", order_id=o["order_id"], address=address) for o in pending]
-    return (f"{name} has moved to {address}. Update their address and the shipping address of all their "
-            f"orders that have not shipped yet."), calls
+    return (
+        f"{name} has moved to {address}. Update their address and the shipping address of all their "
+        f"orders that have not shipped yet."
+    ), calls
 
 
 def _order_goal(rng, shop: Shop, world, customer_id: int):
     name = _name(world, "customers", customer_id)
     first, second = (int(i) + 1 for i in rng.choice(len(world["products"]), size=2, replace=False))
-    first_product, second_product = shop.find_product(_name(world, "products", first)), shop.find_product(_name(world, "products", second))
+    first_product, second_product = (
+        shop.find_product(_name(world, "products", first)),
+        shop.find_product(_name(world, "products", second)),
+    )
     quantity = int(rng.integers(1, 4))
     chosen = first_product if first_product["stock"] >= quantity else second_product
     if chosen["stock"] < quantity:
@@ -214,10 +311,11 @@ def _order_goal(rng, shop: Shop, world, customer_id: int):
     if chosen is second_product:
         calls.append(_call("find_product", name=second_product["name"]))
     calls.append(_call("place_order", customer_id=customer_id, product_id=chosen["product_id"], quantity=quantity))
-    return (f"Place an order for {name}: {quantity} x {first_product['name']}; if fewer than {quantity} are in stock, "
-            f"order {quantity} x {second_product['name']} instead."), calls
+    return (
+        f"Place an order for {name}: {quantity} x {first_product['name']}; if fewer than {quantity} are in stock, "
+        f"order {quantity} x {second_product['name']} instead."
+    ), calls
 
 
 def _call(tool: str, **arguments: Any) -> dict[str, Any]:
     return {"name": tool, "arguments": arguments}
-

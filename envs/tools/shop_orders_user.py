@@ -17,13 +17,14 @@ from envgym.core import Action, Message, StepResult, Task, action_text
 from envgym.envs.tools.orders import ShopOrders, ShopWorld
 from envgym.envs.tools.shop import Shop, _cancel_goal, _move_goal, _order_goal, _replay, generate_world, open_world
 from envgym.tools import Tool, ToolCall, parse_turn
-from envgym.users import UserError, make_user
+from envgym.users import UserBrief, UserError, make_user
 
 SYSTEM_PROMPT = (
     "You are a customer-service agent for an online shop. The customer will not say everything at once: ask "
     "what they need (a message without a tool call goes to the customer), then carry out each request with the "
     "tools. Change nothing you were not asked to change. When everything is done, call the done tool or send a "
-    "final message without a question.")
+    "final message without a question."
+)
 OPENING = "Hi, I need some help with a few things on the shop."
 QUESTION = "What else can I help you with?"
 
@@ -46,9 +47,12 @@ class UserShopWorld(ShopWorld):
                     shop.db.close()
                     solution = [call for request in requests for call in request["solution"]]
                     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": OPENING}]
-                    return Task(id=f"shop-user-{index}", messages=messages,
-                                answer={"world": world, "solution": solution, "requests": requests},
-                                metadata={"goals": goals})
+                    return Task(
+                        id=f"shop-user-{index}",
+                        messages=messages,
+                        answer={"world": world, "solution": solution, "requests": requests},
+                        metadata={"goals": goals},
+                    )
             shop.db.close()
         raise RuntimeError(f"could not draw a shop task with {goals} goals")
 
@@ -62,15 +66,19 @@ class ShopOrdersUser(ShopOrders):
 
     description = "Customer service on a SQLite shop with a simulated user who reveals the requests over turns."
 
-    def __init__(self, *, goals: tuple[int, int] = (1, 2), user_endpoint: dict[str, Any] | None = None,
-                 **tool_options: Any):
+    def __init__(
+        self, *, goals: tuple[int, int] = (1, 2), user_endpoint: dict[str, Any] | None = None, **tool_options: Any
+    ):
         world = UserShopWorld(goals)
         tool_options.setdefault("prompt_format", "json")
         tool_options.setdefault("answer_format", None)
         tool_options.setdefault("max_calls_per_turn", 8)
-        done = Tool(name="done", description="End the conversation once every request is carried out.",
-                    parameters={"type": "object", "properties": {}, "required": [], "additionalProperties": False},
-                    function=self._done)
+        done = Tool(
+            name="done",
+            description="End the conversation once every request is carried out.",
+            parameters={"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+            function=self._done,
+        )
         self.user = make_user(user_endpoint)
         super(ShopOrders, self).__init__(world, [*world.tools(), done], **tool_options)
 
@@ -81,7 +89,7 @@ class ShopOrdersUser(ShopOrders):
     def _reset(self, task: Task | None, options: dict[str, Any]) -> tuple[list[Message], dict[str, Any]]:
         messages, info = super()._reset(task, options)
         self._finished = False
-        self.user.start([request["text"] for request in self.task_answer(task)["requests"]])
+        self.user.start(UserBrief(goal=tuple(request["text"] for request in self.task_answer(task)["requests"])))
         self._revealed = 0
         return messages, info
 
@@ -96,9 +104,11 @@ class ShopOrdersUser(ShopOrders):
         requests = self.task.answer["requests"]
         needed = sum(len(request["solution"]) for request in requests[: self._revealed])
         if self._solution_done < needed:
-            solution = self.task.answer["solution"][self._solution_done:needed][: self.max_calls_per_turn]
-            calls = [ToolCall(call["name"], call["arguments"], f"ref_{self._solution_done + i}", "openai").to_openai()
-                     for i, call in enumerate(solution)]
+            solution = self.task.answer["solution"][self._solution_done : needed][: self.max_calls_per_turn]
+            calls = [
+                ToolCall(call["name"], call["arguments"], f"ref_{self._solution_done + i}", "openai").to_openai()
+                for i, call in enumerate(solution)
+            ]
             return {"role": "assistant", "content": None, "tool_calls": calls}
         return QUESTION if self._revealed < len(requests) else "Every request is carried out."
 
@@ -109,8 +119,9 @@ class ShopOrdersUser(ShopOrders):
 
     def _step(self, action: Action) -> StepResult:
         try:
-            parsed = parse_turn(action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments,
-                                formats=self.call_formats)
+            parsed = parse_turn(
+                action, self._tag_arguments.keys(), tag_arguments=self._tag_arguments, formats=self.call_formats
+            )
         except (ValueError, RecursionError):
             return super()._step(action)  # ToolEnv answers an unreadable turn
         if parsed.calls and not parsed.answer_first:

@@ -13,7 +13,7 @@ def test_the_documented_names_import_from_the_package():
     from envgym.agents.training.trainer import GRPOTrainer as DeepTrainer
 
     assert GRPOTrainer is DeepTrainer and evaluate is deep_evaluate
-    assert GRPOConfig.__module__ == "envgym.agents.training.grpo"
+    assert GRPOConfig.__module__ == "envgym.agents.training.config"
     assert EnvMixture.__module__ == "envgym.agents.training.mixture"
 
 

@@ -11,6 +11,9 @@ import pytest
 
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
+from helpers.scripted_policy import SCRIPTED_LOGPROB, ScriptedPolicy
+from helpers.tiny_models import tiny_model_path
+
 import envgym
 from envgym.agents.engines.policy import Generation, SamplingParams, encode
 from envgym.agents.engines.tokens import TemplateDeltas, TemplateError, TokenConversation
@@ -18,13 +21,15 @@ from envgym.agents.rollout import rollout
 from envgym.core import Env, Task, action_text
 from envgym.tasks import ListTaskSource
 from envgym.vector import VectorEnv
-from helpers.scripted_policy import SCRIPTED_LOGPROB, ScriptedPolicy
-from helpers.tiny_models import tiny_model_path
+from envgym.wrappers import TimeLimit
 
 CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 TASKS = [
-    Task("product", [{"role": "system", "content": "Use the calculator."},
-                     {"role": "user", "content": "What is (2+3)*4?"}], answer="20"),
+    Task(
+        "product",
+        [{"role": "system", "content": "Use the calculator."}, {"role": "user", "content": "What is (2+3)*4?"}],
+        answer="20",
+    ),
     Task("sum", [{"role": "user", "content": "What is 1+1?"}], answer="2"),
 ]
 
@@ -52,9 +57,11 @@ class CalculatorEnv(Env):
 
 
 SCRIPTS = {
-    "(2+3)*4": ['<tool_call>{"name": "calculator", "arguments": {"expression": "2+3"}}</tool_call>',
-                '<tool_call>{"name": "calculator", "arguments": {"expression": "5*4"}}</tool_call>',
-                "The answer is 20"],
+    "(2+3)*4": [
+        '<tool_call>{"name": "calculator", "arguments": {"expression": "2+3"}}</tool_call>',
+        '<tool_call>{"name": "calculator", "arguments": {"expression": "5*4"}}</tool_call>',
+        "The answer is 20",
+    ],
     "1+1": ["The answer is 2"],
 }
 
@@ -68,7 +75,7 @@ def tokenizer():
 def result(tokenizer):
     policy = ScriptedPolicy(tokenizer, SCRIPTS)
     envs = VectorEnv([CalculatorEnv, CalculatorEnv], env_ids=["test/Calculator", "test/Calculator"])
-    out = rollout(policy, envs, task_indices=[0, 1], sampling=SamplingParams(max_new_tokens=64))
+    out = rollout(policy, envs, task_indices=[0, 1], sampling=SamplingParams(max_completion_length=64))
     out.policy = policy
     return out
 
@@ -95,10 +102,15 @@ def test_loss_mask_covers_exactly_the_policy_tokens(result, tokenizer):
     trajectory = result.trajectories[0]
     policy_runs = [(s, e) for s, e, v in _runs(trajectory.loss_mask) if v == 1]
     eos = tokenizer.eos_token_id
-    assert [trajectory.completion_ids[s:e] for s, e in policy_runs] == [encode(tokenizer, t) + [eos] for t in SCRIPTS["(2+3)*4"]]
+    assert [trajectory.completion_ids[s:e] for s, e in policy_runs] == [
+        encode(tokenizer, t) + [eos] for t in SCRIPTS["(2+3)*4"]
+    ]
     env_text = [tokenizer.decode(trajectory.completion_ids[s:e]) for s, e, v in _runs(trajectory.loss_mask) if v == 0]
-    assert env_text == ["\n<|im_start|>tool\n5<|im_end|>\n<|im_start|>assistant\n",
-                        "\n<|im_start|>tool\n20<|im_end|>\n<|im_start|>assistant\n", "\n"]
+    assert env_text == [
+        "\n<|im_start|>tool\n5<|im_end|>\n<|im_start|>assistant\n",
+        "\n<|im_start|>tool\n20<|im_end|>\n<|im_start|>assistant\n",
+        "\n",
+    ]
 
 
 def test_logprobs_are_the_sampled_ones_on_policy_tokens_and_zero_elsewhere(result):
@@ -129,7 +141,7 @@ def test_only_envs_still_in_an_episode_are_generated_for(result):
 def test_group_members_play_the_same_task_and_share_a_group_id(tokenizer):
     policy = ScriptedPolicy(tokenizer, SCRIPTS)
     envs = VectorEnv([CalculatorEnv] * 4, env_ids=["test/Calculator"] * 4)
-    out = rollout(policy, envs, group_size=2, task_indices=[1, 0])
+    out = rollout(policy, envs, num_generations=2, task_indices=[1, 0])
     assert [t.episode.task_id for t in out.trajectories] == ["sum", "sum", "product", "product"]
     assert len({t.group_id for t in out.trajectories[:2]}) == 1
     assert out.trajectories[0].group_id != out.trajectories[2].group_id
@@ -138,7 +150,7 @@ def test_group_members_play_the_same_task_and_share_a_group_id(tokenizer):
 def test_groups_without_a_task_or_seed_are_refused(tokenizer):
     envs = VectorEnv([CalculatorEnv] * 2, env_ids=["test/Calculator"] * 2)
     with pytest.raises(ValueError, match="a group must play one task"):
-        rollout(ScriptedPolicy(tokenizer, SCRIPTS), envs, group_size=2)
+        rollout(ScriptedPolicy(tokenizer, SCRIPTS), envs, num_generations=2)
 
 
 def test_episode_token_budget_truncates_and_says_so(tokenizer):
@@ -150,26 +162,30 @@ def test_episode_token_budget_truncates_and_says_so(tokenizer):
     assert trajectory.episode.num_turns < 3
 
 
-def test_max_turns_cuts_the_episode_as_truncated(tokenizer):
-    envs = VectorEnv([CalculatorEnv], env_ids=["test/Calculator"])
-    out = rollout(ScriptedPolicy(tokenizer, SCRIPTS), envs, task_indices=[0], max_turns=2)
-    assert out.episodes[0].num_turns == 2 and out.episodes[0].truncated and not out.episodes[0].terminated
+def test_the_envs_turn_limit_ends_the_episode_truncated(tokenizer):
+    envs = VectorEnv([lambda: TimeLimit(CalculatorEnv(), max_turns=2)], env_ids=["test/Calculator"])
+    out = rollout(ScriptedPolicy(tokenizer, SCRIPTS), envs, task_indices=[0])
+    episode = out.episodes[0]
+    assert episode.num_turns == 2 and episode.truncated and not episode.terminated
+    assert "truncated_by" not in episode.metadata  # the env ended it, not the loop
 
 
 def test_a_turn_stopped_by_a_stop_sequence_is_closed_with_template_tokens(tokenizer):
     conversation = TokenConversation(tokenizer, TemplateDeltas(tokenizer), [{"role": "user", "content": "hi"}])
     tokens = encode(tokenizer, "<tool_call>{}</tool_call>")
     conversation.add_policy_turn(Generation("<tool_call>{}</tool_call>", tokens, [-1.0] * len(tokens), "stop"))
-    closing = conversation.completion_ids[len(tokens):]
+    closing = conversation.completion_ids[len(tokens) :]
     assert tokenizer.decode(closing) == "<|im_end|>\n"
     assert conversation.loss_mask == [1] * len(tokens) + [0] * len(closing)
 
 
 def test_templates_that_drop_a_finished_turns_content_are_rejected_with_a_reason(tokenizer):
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
-    tokenizer.chat_template = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.role == 'assistant' %}"
-                               "(hidden){% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
-                               "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.role == 'assistant' %}"
+        "(hidden){% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
     with pytest.raises(TemplateError, match="cannot be kept as they are"):
         TemplateDeltas(tokenizer)
 
@@ -178,9 +194,14 @@ def test_a_real_model_rollout_decodes_back_to_its_conversation():
     from envgym.agents.engines.transformers_policy import TransformersPolicy
 
     policy = TransformersPolicy(tiny_model_path(), device="cpu")
-    envs = envgym.make_vec("games/GuessNumber-v0", 2)
-    out = rollout(policy, envs, task_indices=[3], group_size=2, max_turns=3,
-                  sampling=SamplingParams(max_new_tokens=12, seed=0))
+    envs = envgym.make_vec("games/GuessNumber-v0", 2, max_turns=3)
+    out = rollout(
+        policy,
+        envs,
+        task_indices=[3],
+        num_generations=2,
+        sampling=SamplingParams(max_completion_length=12, seed=0),
+    )
     for trajectory in out.trajectories:
         fed = trajectory.episode.messages()[: -len(trajectory.episode.turns[-1].observation) or None]
         expected = policy.tokenizer.apply_chat_template(fed, tokenize=False)

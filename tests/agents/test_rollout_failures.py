@@ -5,17 +5,20 @@ import pytest
 
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
+from helpers.scripted_policy import ScriptedPolicy
+from helpers.tiny_models import tiny_model_path
+
 from envgym.agents.engines.policy import Generation, SamplingParams
 from envgym.agents.rollout import rollout
 from envgym.core import Env, Task
 from envgym.tasks import ListTaskSource
 from envgym.vector import VectorEnv
-from helpers.scripted_policy import ScriptedPolicy
-from helpers.tiny_models import tiny_model_path
 
-TASKS = [Task("calm", [{"role": "user", "content": "Count calmly."}]),
-         Task("crash-step", [{"role": "user", "content": "Count until the crash."}]),
-         Task("crash-reset", [{"role": "user", "content": "Never starts."}])]
+TASKS = [
+    Task("calm", [{"role": "user", "content": "Count calmly."}]),
+    Task("crash-step", [{"role": "user", "content": "Count until the crash."}]),
+    Task("crash-reset", [{"role": "user", "content": "Never starts."}]),
+]
 SCRIPTS = {"calmly": ["one", "two", "three"], "the crash": ["one", "two", "three"], "starts": ["one"]}
 
 
@@ -45,7 +48,7 @@ def tokenizer():
 
 def play(policy, task_indices):
     envs = VectorEnv([Counting] * len(task_indices), env_ids=["test/Counting"] * len(task_indices))
-    return rollout(policy, envs, task_indices=task_indices, sampling=SamplingParams(max_new_tokens=16))
+    return rollout(policy, envs, task_indices=task_indices, sampling=SamplingParams(max_completion_length=16))
 
 
 def test_an_env_exception_at_a_step_ends_that_episode_as_failed(tokenizer):
@@ -72,8 +75,12 @@ class FailingRequests(ScriptedPolicy):
 
     def generate(self, prompts, params):
         generations = super().generate(prompts, params)
-        return [Generation("", [], [], "stop", error="HTTP 400: tool choice unsupported")
-                if self.refused in self.tokenizer.decode(ids) else g for ids, g in zip(prompts, generations)]
+        return [
+            Generation("", [], [], "stop", error="HTTP 400: tool choice unsupported")
+            if self.refused in self.tokenizer.decode(ids)
+            else g
+            for ids, g in zip(prompts, generations)
+        ]
 
 
 def test_a_failed_policy_request_fails_only_its_episode_and_never_reaches_the_env(tokenizer):

@@ -5,16 +5,19 @@ import pytest
 
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
+from helpers.scripted_policy import ScriptedPolicy  # noqa: E402
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
 import envgym  # noqa: E402
 from envgym.agents.engines.policy import Generation  # noqa: E402
 from envgym.agents.rollout import rollout  # noqa: E402
 from envgym.agents.seats import seat_groups, task_groups  # noqa: E402
 from envgym.envs.games.tictactoe_selfplay import TicTacToeSelfPlay  # noqa: E402
-from helpers.scripted_policy import ScriptedPolicy  # noqa: E402
-from helpers.tiny_models import tiny_model_path  # noqa: E402
 
-X_WINS = {"You play X": ["<move>1</move>", "<move>2</move>", "<move>3</move>"],
-          "You play O": ["<move>4</move>", "<move>5</move>"]}
+X_WINS = {
+    "You play X": ["<move>1</move>", "<move>2</move>", "<move>3</move>"],
+    "You play O": ["<move>4</move>", "<move>5</move>"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +25,11 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(tiny_model_path())
 
 
-def play(tokenizer, scripts, *, tasks=(0,), group_size=2, **kwargs):
+def play(tokenizer, scripts, *, tasks=(0,), num_generations=2, env_kwargs=None, **kwargs):
     policy = ScriptedPolicy(tokenizer, scripts)
-    make = lambda: envgym.make("games/TicTacToe-v0", opponent="self", max_opening_plies=0)  # noqa: E731
-    envs = envgym.VectorEnv([make] * (len(tasks) * group_size))
-    return rollout(policy, envs, group_size=group_size, task_indices=list(tasks), **kwargs)
+    make = lambda: envgym.make("games/TicTacToe-v0", opponent="self", max_opening_plies=0, **(env_kwargs or {}))  # noqa: E731
+    envs = envgym.VectorEnv([make] * (len(tasks) * num_generations))
+    return rollout(policy, envs, num_generations=num_generations, task_indices=list(tasks), **kwargs)
 
 
 def by_seat(result):
@@ -38,13 +41,13 @@ def policy_text(tokenizer, trajectory):
 
 
 def test_every_seat_that_moved_is_its_own_episode_and_trajectory(tokenizer):
-    result = play(tokenizer, X_WINS, group_size=1)
+    result = play(tokenizer, X_WINS, num_generations=1)
     assert [e.metadata["agent"] for e in result.episodes] == ["X", "O"]
     assert result.trajectories[0].group_id.endswith("#X") and result.trajectories[1].group_id.endswith("#O")
 
 
 def test_a_seats_trajectory_holds_its_own_prompt_and_only_its_own_moves_as_policy_tokens(tokenizer):
-    seats = by_seat(play(tokenizer, X_WINS, group_size=1))
+    seats = by_seat(play(tokenizer, X_WINS, num_generations=1))
     x, o = seats["X"], seats["O"]
     assert "You play X" in tokenizer.decode(x.prompt_ids) and "You play O" in tokenizer.decode(o.prompt_ids)
     assert policy_text(tokenizer, x).count("<move>") == 3 and "<move>4</move>" not in policy_text(tokenizer, x)
@@ -54,7 +57,7 @@ def test_a_seats_trajectory_holds_its_own_prompt_and_only_its_own_moves_as_polic
 
 
 def test_each_seat_gets_its_own_reward_and_the_losers_lands_on_its_last_turn(tokenizer):
-    seats = by_seat(play(tokenizer, X_WINS, group_size=1))
+    seats = by_seat(play(tokenizer, X_WINS, num_generations=1))
     assert seats["X"].turn_rewards == [0.0, 0.0, 1.0]
     assert seats["O"].turn_rewards == [0.0, -1.0]
     assert seats["O"].turn_reward_components[-1] == {"outcome": -1.0}
@@ -62,18 +65,25 @@ def test_each_seat_gets_its_own_reward_and_the_losers_lands_on_its_last_turn(tok
 
 
 def test_a_seat_that_never_moved_yields_no_trajectory(tokenizer):
-    result = play(tokenizer, {"You play X": ["pass"], "You play O": []}, group_size=1)
+    result = play(tokenizer, {"You play X": ["pass"], "You play O": []}, num_generations=1)
     assert [t.episode.metadata["agent"] for t in result.trajectories] == ["X"]
     assert result.trajectories[0].turn_rewards == [-1.0]
 
 
-def test_a_cut_by_the_loops_turn_limit_truncates_every_seat(tokenizer):
-    result = play(tokenizer, X_WINS, group_size=1, max_turns=1)
-    assert all(e.metadata["truncated_by"] == "max_turns" and e.truncated for e in result.episodes)
+def test_the_envs_turn_limit_truncates_every_seat_that_moved(tokenizer):
+    result = play(tokenizer, X_WINS, num_generations=1, env_kwargs={"max_turns": 3})
+    seats = {e.metadata["agent"]: e for e in result.episodes}
+    assert (seats["X"].num_turns, seats["O"].num_turns) == (2, 1)
+    assert all(e.truncated and not e.terminated for e in seats.values())
+
+
+def test_a_cut_by_the_loops_token_budget_truncates_every_seat(tokenizer):
+    result = play(tokenizer, X_WINS, num_generations=1, max_episode_tokens=12)
+    assert all(e.metadata["truncated_by"] == "token_budget" and e.truncated for e in result.episodes)
 
 
 def test_groups_hold_a_tasks_seats_together_and_split_by_seat_for_advantages(tokenizer):
-    result = play(tokenizer, X_WINS, tasks=(0, 1), group_size=2)
+    result = play(tokenizer, X_WINS, tasks=(0, 1), num_generations=2)
     per_task = task_groups(result.trajectories, 2)
     assert [len(group) for group in per_task] == [4, 4]
     per_seat = seat_groups(per_task)
@@ -109,8 +119,10 @@ class MessageLevelPlayer:
     def chat(self, histories, params, tools):
         self.seen += [list(history) for history in histories]
         boards = [next(m["content"] for m in reversed(h) if m["role"] == "user") for h in histories]
-        return [Generation(f"<move>{next(c for c in board.split() if c.isdigit() and len(c) == 1)}</move>")
-                for board in boards]
+        return [
+            Generation(f"<move>{next(c for c in board.split() if c.isdigit() and len(c) == 1)}</move>")
+            for board in boards
+        ]
 
 
 def test_a_message_level_policy_sees_each_seats_own_history():

@@ -13,49 +13,51 @@ import pytest
 pytest.importorskip("torch")
 
 from envgym.agents.engines.policy import Generation, SamplingParams, encode  # noqa: E402
-from envgym.agents.training.train_cli import read_recipe, read_recipe_file  # noqa: E402
+from envgym.agents.training.recipe import Recipe, read_recipe  # noqa: E402
 
 RECIPES = Path(__file__).parents[2] / "envgym" / "recipes"
 SEEDS = ["ttrl", "noisy-reward", "clean-reward", "rpr", "judge", "process"]
 
 
-def _recipe(name: str) -> tuple:
-    return read_recipe(RECIPES / f"{name}-arithmetic-cpu.yaml", {})
+def _recipe(name: str) -> Recipe:
+    return read_recipe(RECIPES / f"{name}-arithmetic-cpu.yaml")
 
 
 @pytest.mark.parametrize("name", SEEDS)
 def test_each_seed_recipe_fits_the_cpu_budget(name):
     """<= 15 min on 2 cores: at most 30 steps and 960 episodes of at most 40 new tokens (the noisy pair's 30 steps
     of 32 episodes are the largest; docs/seed-recipes.md has each recipe's measured wall)."""
-    _, _, model, config = _recipe(name)
+    recipe = _recipe(name)
+    model, config = recipe.model, recipe.config
     episodes = config.max_steps * config.num_generations * config.num_tasks_per_step
     assert model == "smollm2" and config.max_steps <= 30 and episodes <= 960 and config.max_completion_length <= 40
 
 
 def test_the_ttrl_recipe_holds_its_labels_back_and_rewards_only_the_vote():
-    spec = _recipe("ttrl")[1]["reward"]
+    spec = _recipe("ttrl").reward
     assert spec.hold_out_labels and [c.source for c in spec.components] == ["majority_vote"]
 
 
 def test_the_noisy_recipe_is_its_clean_twin_plus_the_flips_and_nothing_else():
-    *noisy, noisy_fields = read_recipe_file(RECIPES / "noisy-reward-arithmetic-cpu.yaml")
-    *clean, clean_fields = read_recipe_file(RECIPES / "clean-reward-arithmetic-cpu.yaml")
-    noisy_reward, clean_reward = noisy[1].pop("reward"), clean[1].pop("reward")
-    assert noisy == clean and noisy_fields == clean_fields  # same env, prompt, model, settings and seed
-    flips = [c for c in noisy_reward["components"] if c not in clean_reward["components"]]
+    noisy, clean = _recipe("noisy-reward"), _recipe("clean-reward")
+    same = (noisy.env, noisy.env_kwargs, noisy.model, noisy.config)
+    assert same == (clean.env, clean.env_kwargs, clean.model, clean.config)  # env, prompt, model, settings, seed
+    noisy_reward = noisy.reward.to_dict()["components"]
+    clean_reward = clean.reward.to_dict()["components"]
+    flips = [c for c in noisy_reward if c not in clean_reward]
     assert flips == [{"name": "noise", "source": "flip", "rate": 0.4, "applies_to": "correct", "seed": 0}]
-    assert len(noisy_reward["components"]) == len(clean_reward["components"]) + 1
+    assert len(noisy_reward) == len(clean_reward) + 1
 
 
 def test_the_rpr_recipe_rewards_phrases_and_not_the_answer():
-    spec = _recipe("rpr")[1]["reward"]
+    spec = _recipe("rpr").reward
     assert [c.source for c in spec.components] == ["pattern"] and not spec.needs_labels
 
 
 def test_the_process_recipe_scores_every_computation_line_of_the_example_as_a_good_step():
-    _, env_kwargs, _, _ = _recipe("process")
-    steps = next(c for c in env_kwargs["reward"].components if c.source == "process")
-    example = env_kwargs["few_shot"][-1]["content"]
+    recipe = _recipe("process")
+    steps = next(c for c in recipe.reward.components if c.source == "process")
+    example = recipe.env_kwargs["few_shot"][-1]["content"]
     lines = [line for line in example.splitlines() if line.strip()]
     assert len(lines) >= 2 and all(re.search(steps.options["rule"], line) for line in lines)
 
@@ -86,16 +88,24 @@ class HalfRightPolicy:
 
 def _ttrl_step() -> tuple[dict, list[list[float]], list[str]]:
     """One training step of the TTRL recipe as `envgym train --config` builds it, on the tiny model."""
+    from helpers.tiny_models import tiny_model_path
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envgym.agents.training.trainer import GRPOTrainer
-    from helpers.tiny_models import tiny_model_path
 
-    env, env_kwargs, _, config = _recipe("ttrl")
+    recipe = _recipe("ttrl")
+    env, env_kwargs, config = recipe.env, recipe.env_kwargs, recipe.config
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
-    trainer = GRPOTrainer(AutoModelForCausalLM.from_pretrained(tiny_model_path()), tokenizer, env,
-                          dataclasses.replace(config, max_steps=1), device="cpu", env_kwargs=env_kwargs,
-                          policy=HalfRightPolicy(tokenizer))
+    trainer = GRPOTrainer(
+        AutoModelForCausalLM.from_pretrained(tiny_model_path()),
+        tokenizer,
+        env,
+        dataclasses.replace(config, max_steps=1),
+        device="cpu",
+        env_kwargs=env_kwargs,
+        reward=recipe.reward,
+        policy=HalfRightPolicy(tokenizer),
+    )
     metrics = trainer.train_step()
     rewards = [[t.total_reward for t in group] for group in trainer.last_rollouts]
     labels = [_label(group[0]) for group in trainer.last_rollouts]
@@ -116,8 +126,9 @@ def test_the_ttrl_recipes_training_reward_is_unchanged_when_the_labels_are_shuff
     make_task = Arithmetic._make_task
 
     def shuffled(self, rng, index):  # each task carries the next task's label
-        return dataclasses.replace(make_task(self, rng, index), answer=make_task(self, np.random.default_rng(index + 1),
-                                                                                 index + 1).answer)
+        return dataclasses.replace(
+            make_task(self, rng, index), answer=make_task(self, np.random.default_rng(index + 1), index + 1).answer
+        )
 
     monkeypatch.setattr(Arithmetic, "_make_task", shuffled)
     shuffled_metrics, shuffled_rewards, shuffled_labels = _ttrl_step()
@@ -132,29 +143,35 @@ def test_the_judge_recipe_killed_mid_run_counts_episodes_failed_not_zeros():
     """The recipe's judge spec pointed at a local judge that grades the first task's answers, then dies on the
     first request about another task (the spec's timeouts, retries and examples as written; only the address is
     the test server's)."""
+    from helpers.scripted_judge import scripted_judge, user_text
+    from helpers.tiny_models import tiny_model_path
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envgym.agents.training.trainer import GRPOTrainer
     from envgym.rewards import RewardSpec
-    from helpers.scripted_judge import scripted_judge, user_text
-    from helpers.tiny_models import tiny_model_path
 
-    env, env_kwargs, _, config = _recipe("judge")
+    recipe = _recipe("judge")
+    env, env_kwargs, config = recipe.env, recipe.env_kwargs, recipe.config
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
     first_question: list[str] = []
 
     def another_task(body: dict) -> bool:
-        question = user_text(body).split("\n\nReference answer:")[0]
+        question = user_text(body).split("</question>")[0]
         first_question[:] = first_question or [question]
         return question != first_question[0]
 
-    with scripted_judge(lambda body: "Score: 1", die_when=another_task) as server:
-        spec = env_kwargs["reward"].to_dict()
+    with scripted_judge(lambda body: '{"score": 1}', die_when=another_task) as server:
+        spec = recipe.reward.to_dict()
         spec["components"][0]["base_url"] = server.base_url
-        env_kwargs["reward"] = RewardSpec.from_dict(spec)
-        trainer = GRPOTrainer(AutoModelForCausalLM.from_pretrained(tiny_model_path()), tokenizer, env,
-                              dataclasses.replace(config, max_steps=1, max_completion_length=4), device="cpu",
-                              env_kwargs=env_kwargs)
+        trainer = GRPOTrainer(
+            AutoModelForCausalLM.from_pretrained(tiny_model_path()),
+            tokenizer,
+            env,
+            dataclasses.replace(config, max_steps=1, max_completion_length=4),
+            device="cpu",
+            env_kwargs=env_kwargs,
+            reward=RewardSpec.from_dict(spec),
+        )
         metrics = trainer.train_step()
     assert metrics["episodes_failed"] == 8 and metrics["groups_failed"] == 1 and metrics["groups"] == 1
     assert metrics["reward_mean"] == 1.0  # only the judged group counts; the failed one is not a row of zeros

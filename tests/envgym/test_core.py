@@ -54,10 +54,20 @@ def test_step_after_the_episode_ended_raises(env):
         env.step("<guess>3</guess>")
 
 
-@pytest.mark.parametrize("bad", [
-    None, 3, 1.5, ["text"], b"bytes", {"role": "user", "content": "x"}, {"content": 5},
-    {"content": [{"type": "text", "text": 5}]}, {"content": ["bare string part"]},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        3,
+        1.5,
+        ["text"],
+        b"bytes",
+        {"role": "user", "content": "x"},
+        {"content": 5},
+        {"content": [{"type": "text", "text": 5}]},
+        {"content": ["bare string part"]},
+    ],
+)
 def test_wrong_action_types_raise_and_leave_the_episode_alone(env, bad):
     env.reset(seed=3)
     with pytest.raises(InvalidAction, match="action"):
@@ -79,7 +89,9 @@ def test_huge_action_is_bounded_and_flagged(env):
     assert info["action_valid"] is False  # the guess was beyond the cut
 
 
-@pytest.mark.parametrize("options", ["task 1", {"task_index": "1"}, {"task_index": -1}, {"task_index": True}, {"task": "t"}])
+@pytest.mark.parametrize(
+    "options", ["task 1", {"task_index": "1"}, {"task_index": -1}, {"task_index": True}, {"task": "t"}]
+)
 def test_malformed_options_raise(env, options):
     with pytest.raises(InvalidOptions):
         env.reset(options=options)
@@ -101,7 +113,10 @@ def test_spaces_accept_what_envs_produce():
 def test_action_text_reads_strings_dicts_and_content_parts():
     assert action_text("a") == "a"
     assert action_text({"role": "assistant", "content": None}) == ""
-    assert action_text({"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}) == "xy"
+    assert (
+        action_text({"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]})
+        == "xy"
+    )
 
 
 def test_render_ansi_shows_the_last_turn():

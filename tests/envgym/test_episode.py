@@ -77,4 +77,7 @@ def test_unknown_fields_are_rejected():
 
 def test_to_jsonable_handles_numpy_and_non_finite_values():
     value = {"a": np.float32(1.5), "b": np.arange(3), "c": float("nan"), "d": (1, 2), 3: {1}}
-    assert json.dumps(to_jsonable(value), allow_nan=False) == '{"a": 1.5, "b": [0, 1, 2], "c": null, "d": [1, 2], "3": [1]}'
+    assert (
+        json.dumps(to_jsonable(value), allow_nan=False)
+        == '{"a": 1.5, "b": [0, 1, 2], "c": null, "d": [1, 2], "3": [1]}'
+    )

@@ -25,8 +25,12 @@ class HighCard(MultiAgentEnv):
     def _play(self, agent, action):
         text = action_text(action).strip()
         if not text.isdigit():
-            return SeatTurn({agent: [{"role": "user", "content": "Not a number: you lose."}]},
-                            {agent: {"outcome": -1.0}}, None, {"action_valid": False, "action_error": "not a number"})
+            return SeatTurn(
+                {agent: [{"role": "user", "content": "Not a number: you lose."}]},
+                {agent: {"outcome": -1.0}},
+                None,
+                {"action_valid": False, "action_error": "not a number"},
+            )
         self.numbers[agent] = int(text)
         if agent == "a":
             return SeatTurn({"b": [{"role": "user", "content": "b: say a number."}]}, {}, "b", {"action_valid": True})

@@ -11,8 +11,9 @@ NEEDS_A_SERVER = {"openenv/Remote-v0"}
 SPECS = [spec for spec in envgym.list_envs() if spec.id not in NEEDS_A_SERVER]
 # The 100-odd reasoning-gym envs share one adapter: the default run checks a spread of them
 # (tests/envs/rg/test_rg_envs.py), the slow run checks every one here too.
-PARAMS = [pytest.param(spec, id=spec.id, marks=[pytest.mark.slow] if spec.id.startswith("rg/") else [])
-          for spec in SPECS]
+PARAMS = [
+    pytest.param(spec, id=spec.id, marks=[pytest.mark.slow] if spec.id.startswith("rg/") else []) for spec in SPECS
+]
 
 
 def test_the_reference_env_is_registered():

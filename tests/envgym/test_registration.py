@@ -79,8 +79,15 @@ def test_a_broken_plugin_warns_and_the_others_still_register(scratch_registry, m
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         registration.load_plugins(force=True)
-    assert any("broken" in str(w.message) and "skipped" in str(w.message) for w in caught)
+    [warning] = [w for w in caught if "plugin" in str(w.message)]
+    assert "'broken' of the package 'no_such_plugin_module'" in str(warning.message)
+    assert "pip install -U no_such_plugin_module" in str(warning.message)
+    assert 'python -c "import no_such_plugin_module"' in str(warning.message)
     assert "plugin/Good-v0" in registration.registry
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        envgym.list_envs()  # the registry asked again in the same process: no second warning
+    assert not [w for w in again if "plugin" in str(w.message)]
 
 
 def test_builtin_envs_come_from_the_entry_point_group():
@@ -91,8 +98,12 @@ def test_builtin_envs_come_from_the_entry_point_group():
 
 
 def test_an_unsafe_env_is_built_only_with_allow_unsafe(scratch_registry):
-    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True,
-                    unsafe_reason="its scorer evals answers")
+    envgym.register(
+        "test/Unsafe-v0",
+        "envgym.envs.games.guess_number:GuessNumber",
+        unsafe=True,
+        unsafe_reason="its scorer evals answers",
+    )
     with pytest.raises(envgym.UnsafeEnv, match="its scorer evals answers.*allow_unsafe=True"):
         envgym.make("test/Unsafe-v0")
     assert envgym.make("test/Unsafe-v0", allow_unsafe=True).unwrapped.high == 100
@@ -110,8 +121,33 @@ def test_allow_unsafe_is_harmless_for_a_safe_env(scratch_registry):
 
 
 def test_the_listing_marks_unsafe_envs_and_says_why(scratch_registry):
-    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True,
-                    unsafe_reason="constant answers win")
+    envgym.register(
+        "test/Unsafe-v0",
+        "envgym.envs.games.guess_number:GuessNumber",
+        unsafe=True,
+        unsafe_reason="constant answers win",
+    )
     listed = envgym.spec("test/Unsafe-v0").to_dict()
     assert (listed["unsafe"], listed["unsafe_reason"]) == (True, "constant answers win")
     assert envgym.spec("games/GuessNumber-v0").to_dict()["unsafe"] is False
+
+
+def test_the_unsafe_message_names_the_opt_in_that_exists(scratch_registry):
+    envgym.register("test/Unsafe-v0", "envgym.envs.games.guess_number:GuessNumber", unsafe=True)
+    with pytest.raises(envgym.UnsafeEnv, match=r"allow_unsafe: true in its env_kwargs") as refused:
+        envgym.make("test/Unsafe-v0")
+    assert "--allow-unsafe" not in str(refused.value)
+
+
+def test_make_refuses_an_argument_the_env_does_not_take_naming_the_ones_it_does():
+    with pytest.raises(TypeError, match=r"math/Arithmetic-v0 takes no argument 'difficulti'; it accepts difficulty"):
+        envgym.make("math/Arithmetic-v0", difficulti=2)
+
+
+def test_every_keyword_make_owns_is_taken_for_an_env_that_does_not_name_it():
+    spec = envgym.spec("games/GuessNumber-v0")
+    own = dict(max_turns=2, system_prompt="s", few_shot=[], reward=None, render_mode=None, allow_unsafe=False)
+    assert set(own) == set(spec.MAKE_KEYWORDS)
+    spec.check_kwargs(own)
+    env = envgym.make("games/GuessNumber-v0", **own)
+    assert env.max_turns == 2  # TimeLimit's, from make's own max_turns

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import envgym
-from envgym import Env, Task
+from envgym import Env
 from envgym.vector import VectorEnv
 
 MODES = ["sync", "thread", "process"]

@@ -20,7 +20,13 @@ class Countdown(Env):
     def _step(self, action):
         self.turns += 1
         done = self.turns == 2
-        return [{"role": "user", "content": f"turn {self.turns}"}], 1.0 if done else 0.0, done, False, {"action": action}
+        return (
+            [{"role": "user", "content": f"turn {self.turns}"}],
+            1.0 if done else 0.0,
+            done,
+            False,
+            {"action": action},
+        )
 
 
 class SecondResetFails(Countdown):

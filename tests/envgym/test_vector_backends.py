@@ -33,8 +33,13 @@ class Sleepy(Env):
         if action == HANG:
             time.sleep(3600)
         self.turns += 1
-        return [{"role": "user", "content": f"turn {self.turns}"}], 0.5, False, False, {"turn": self.turns,
-                                                                                       "thread": threading.get_ident()}
+        return (
+            [{"role": "user", "content": f"turn {self.turns}"}],
+            0.5,
+            False,
+            False,
+            {"turn": self.turns, "thread": threading.get_ident()},
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -82,8 +87,11 @@ def test_process_worker_mates_of_a_hung_env_each_report_their_lost_episode():
         vector.reset(seed=0)
         _, _, _, truncated, infos = vector.step([HANG, "a", None])
         assert infos[0]["error"] == "step timeout after 0.5s"
-        assert infos[1]["error"] == ("env lost: its worker process was restarted because env 0 hung "
-                                     "(step timeout after 0.5s)") and truncated[1]
+        assert (
+            infos[1]["error"]
+            == ("env lost: its worker process was restarted because env 0 hung (step timeout after 0.5s)")
+            and truncated[1]
+        )
         assert infos[2] == {"skipped": True} and vector.active == [False, False, False]
         _, _, _, truncated, infos = vector.step([None, None, "a"])  # env 2 lost its episode while idle
         assert infos[2]["error"].startswith("env lost: its worker process was restarted") and truncated[2]
@@ -118,7 +126,7 @@ def test_sync_mode_without_a_timeout_runs_in_the_calling_thread():
 
 
 def test_a_hung_thread_does_not_keep_the_interpreter_from_exiting():
-    script = textwrap.dedent('''
+    script = textwrap.dedent("""
         import time
         from envgym import Env
         from envgym.vector import VectorEnv
@@ -133,7 +141,7 @@ def test_a_hung_thread_does_not_keep_the_interpreter_from_exiting():
         vector = VectorEnv([Hangs], mode="thread", step_timeout=0.2)
         vector.reset()
         print(vector.step(["a"])[4][0]["error"])
-    ''')
+    """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=50)
     assert done.returncode == 0 and done.stdout.strip() == "step timeout after 0.2s", done.stderr
 

@@ -12,7 +12,7 @@ from envgym.tasks import ProceduralTaskSource
 
 
 class AddNumbers(Env):
-    """"What is a + b?"; the turn's <answer> is graded (reward 1 when right); always ends the episode."""
+    """ "What is a + b?"; the turn's <answer> is graded (reward 1 when right); always ends the episode."""
 
     def __init__(self):
         self.tasks = ProceduralTaskSource(self._make)
@@ -28,5 +28,10 @@ class AddNumbers(Env):
         found = re.findall(r"<answer>\s*(-?\d+)\s*</answer>", action_text(action))
         correct = bool(found) and int(found[-1]) == self.task.answer
         components = {"correct": 1.0 if correct else 0.0}
-        return [{"role": "user", "content": "done"}], components["correct"], True, False, {
-            "reward_components": components, "correct": correct}
+        return (
+            [{"role": "user", "content": "done"}],
+            components["correct"],
+            True,
+            False,
+            {"reward_components": components, "correct": correct},
+        )

@@ -88,8 +88,17 @@ PYTHONIC = """
 
 CHATML = ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]
 LLAMA = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"]
-MISTRAL = ["<s>", "</s>", "[INST]", "[/INST]", "[TOOL_CALLS]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-           "[TOOL_RESULTS]", "[/TOOL_RESULTS]"]
+MISTRAL = [
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[TOOL_CALLS]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+]
 DEEPSEEK = ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>"]
 
 
@@ -112,8 +121,13 @@ def byte_tokenizer(template: str, specials: list[str], *, eos: str, bos: str | N
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     backend.decoder = decoders.ByteLevel()
-    return PreTrainedTokenizerFast(tokenizer_object=backend, chat_template=template, eos_token=eos, bos_token=bos,
-                                   additional_special_tokens=[s for s in specials if s not in (eos, bos)])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        chat_template=template,
+        eos_token=eos,
+        bos_token=bos,
+        additional_special_tokens=[s for s in specials if s not in (eos, bos)],
+    )
 
 
 def family_tokenizers() -> dict:
@@ -122,8 +136,9 @@ def family_tokenizers() -> dict:
         "qwen2.5": byte_tokenizer(trl_template("qwen2_5"), CHATML, eos="<|im_end|>"),
         "qwen3": byte_tokenizer(trl_template("qwen3"), CHATML, eos="<|im_end|>"),
         "llama3.1": byte_tokenizer(trl_template("llama3_1"), LLAMA, eos="<|eot_id|>", bos="<|begin_of_text|>"),
-        "deepseek-r1": byte_tokenizer(trl_template("deepseek_r1_distill"), DEEPSEEK, eos="<｜end▁of▁sentence｜>",
-                                      bos="<｜begin▁of▁sentence｜>"),
+        "deepseek-r1": byte_tokenizer(
+            trl_template("deepseek_r1_distill"), DEEPSEEK, eos="<｜end▁of▁sentence｜>", bos="<｜begin▁of▁sentence｜>"
+        ),
         "mistral-v3": byte_tokenizer(MISTRAL_V3, MISTRAL, eos="</s>", bos="<s>"),
         "pythonic": byte_tokenizer(PYTHONIC, LLAMA, eos="<|eot_id|>", bos="<|begin_of_text|>"),
     }

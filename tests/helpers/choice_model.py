@@ -42,11 +42,14 @@ class TurnChoices(LogitsProcessor):
         mask = torch.full_like(scores, float("-inf"))
         width = len(self.header)
         for row, ids in enumerate(input_ids.tolist()):
-            starts = [i for i in range(len(ids) - width + 1) if ids[i:i + width] == self.header]
-            generated = ids[starts[-1] + width:]
+            starts = [i for i in range(len(ids) - width + 1) if ids[i : i + width] == self.header]
+            generated = ids[starts[-1] + width :]
             options = self.turns[min(len(starts) - 1, len(self.turns) - 1)]
-            allowed = {text[len(generated)] for text in options
-                       if len(text) > len(generated) and text[:len(generated)] == generated}
+            allowed = {
+                text[len(generated)]
+                for text in options
+                if len(text) > len(generated) and text[: len(generated)] == generated
+            }
             mask[row, sorted(allowed or {self.eos_id})] = 0.0
         return scores + mask
 
@@ -64,6 +67,7 @@ class ChoiceLlama(LlamaForCausalLM):
 
 def choice_model(tokenizer: Any, turns: list[list[str]]) -> ChoiceLlama:
     """The tiny model (fresh weights from disk), choosing turn k among ``turns[k]`` (the last list repeats)."""
+
     def encode(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False)["input_ids"]
 

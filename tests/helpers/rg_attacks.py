@@ -37,7 +37,8 @@ def same_answer(attack: str, gold: str) -> bool:
     if not gold_numbers:
         return attack_words == gold_words and not attack_numbers
     same_numbers = len(attack_numbers) == len(gold_numbers) and all(
-        math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-9) for a, b in zip(attack_numbers, gold_numbers))
+        math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-9) for a, b in zip(attack_numbers, gold_numbers)
+    )
     return same_numbers and all(any(gold_word.startswith(word) for gold_word in gold_words) for word in attack_words)
 
 
@@ -56,8 +57,17 @@ def attacks(question: str, gold: str | None, other_golds: list[str]) -> list[str
     answers += other_golds[:6]  # constants of this task's own answer kind
     if gold:
         wrong = next((other for other in other_golds if not same_answer(other, gold)), "0")
-        answers += [gold[:1], gold[: len(gold) // 2], gold[:-1], f"{gold} {gold}", f"{gold} or {wrong}",
-                    f"{wrong} or {gold}", f"{wrong}, {gold}", f"{gold}\n{wrong}", (gold + " ") * 2000]
+        answers += [
+            gold[:1],
+            gold[: len(gold) // 2],
+            gold[:-1],
+            f"{gold} {gold}",
+            f"{gold} or {wrong}",
+            f"{wrong} or {gold}",
+            f"{wrong}, {gold}",
+            f"{gold}\n{wrong}",
+            (gold + " ") * 2000,
+        ]
     return answers
 
 
@@ -81,11 +91,13 @@ def honest_wrong_answers(gold: str | None, other_golds: list[str]) -> list[str]:
     if gold:
         number = _NUMBER.search(gold)
         if number:
-            wrong.append(gold[: number.start()] + str(float(number.group()) + 1).removesuffix(".0") + gold[number.end():])
+            wrong.append(
+                gold[: number.start()] + str(float(number.group()) + 1).removesuffix(".0") + gold[number.end() :]
+            )
         letter = re.search(r"[A-Za-z]", gold)
         if letter:
             swapped = "b" if letter.group().lower() == "a" else "a"
-            wrong.append(gold[: letter.start()] + swapped + gold[letter.end():])
+            wrong.append(gold[: letter.start()] + swapped + gold[letter.end() :])
     return [answer for answer in wrong if gold is None or not same_answer(answer, gold)]
 
 

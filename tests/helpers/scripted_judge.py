@@ -26,8 +26,11 @@ class ScriptedJudge:
 
 
 @contextlib.contextmanager
-def scripted_judge(reply: Callable[[dict[str, Any]], str], die_after: int | None = None,
-                   die_when: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[ScriptedJudge]:
+def scripted_judge(
+    reply: Callable[[dict[str, Any]], str],
+    die_after: int | None = None,
+    die_when: Callable[[dict[str, Any]], bool] | None = None,
+) -> Iterator[ScriptedJudge]:
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -67,12 +70,25 @@ def scripted_judge(reply: Callable[[dict[str, Any]], str], die_after: int | None
 
 
 def user_text(body: dict[str, Any]) -> str:
-    """The user message of a judge request (question, reference and responses): the last one, after any graded
-    examples."""
+    """The user message of a judge request (question, reference and responses in their data blocks): the last one,
+    after any graded examples."""
     return [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
 
 
 def responses_of(body: dict[str, Any]) -> list[str]:
-    """The responses a group request numbers ``Response k:``, in order."""
-    parts = user_text(body).split("\n\nResponse ")[1:]
-    return [part.split(":\n", 1)[1] for part in parts]
+    """The responses of a request, unescaped, in order (read as the obedient judge reads the data blocks)."""
+    from envgym.audit.obedient_judge import read_request
+
+    return read_request(body)["responses"]
+
+
+def reference_of(body: dict[str, Any]) -> str | None:
+    """The reference answer a request shows, unescaped (None without one)."""
+    from envgym.audit.obedient_judge import read_request
+
+    return read_request(body)["reference"]
+
+
+def group_reply(scores: list[int]) -> str:
+    """A group judge's structured reply."""
+    return '{"scores": [' + ", ".join(map(str, scores)) + "]}"

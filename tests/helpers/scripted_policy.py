@@ -33,8 +33,8 @@ class ScriptedPolicy:
             key = next(k for k in self.scripts if k in text)
             turn = text.count("<|im_start|>assistant") - 1
             tokens = encode(self.tokenizer, self.scripts[key][turn]) + self.eos_ids
-            reason = "stop" if len(tokens) <= params.max_new_tokens else "length"
-            tokens = tokens[: params.max_new_tokens]
+            reason = "stop" if len(tokens) <= params.max_completion_length else "length"
+            tokens = tokens[: params.max_completion_length]
             out.append(Generation(self.tokenizer.decode(tokens), tokens, [SCRIPTED_LOGPROB] * len(tokens), reason))
         return out
 

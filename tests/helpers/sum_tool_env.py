@@ -15,8 +15,10 @@ from envgym.tasks import ListTaskSource
 from envgym.tools import Tool, ToolEnv, ToolUnavailable
 
 ENV_ID = "test/SumTool-v0"
-TASKS = [Task("two-plus-three", [{"role": "user", "content": "What is 2 + 3?"}], answer=5),
-         Task("four-plus-four", [{"role": "user", "content": "What is 4 + 4?"}], answer=8)]
+TASKS = [
+    Task("two-plus-three", [{"role": "user", "content": "What is 2 + 3?"}], answer=5),
+    Task("four-plus-four", [{"role": "user", "content": "What is 4 + 4?"}], answer=8),
+]
 
 
 class SumQuiz(Env):

@@ -31,7 +31,7 @@ CHAT_TEMPLATE = (
     "{% if tools %}"
     "<|im_start|>system\n"
     "{% if messages[0].role == 'system' %}{{ messages[0].content }}\n\n{% endif %}"
-    "You may call these tools by writing <tool_call>{\"name\": ..., \"arguments\": ...}</tool_call>:\n"
+    'You may call these tools by writing <tool_call>{"name": ..., "arguments": ...}</tool_call>:\n'
     "{% for tool in tools %}\n{{ tool | tojson }}{% endfor %}<|im_end|>\n"
     "{% elif messages[0].role == 'system' %}"
     "<|im_start|>system\n{{ messages[0].content }}<|im_end|>\n"
@@ -42,7 +42,7 @@ CHAT_TEMPLATE = (
     "<|im_start|>assistant\n{{ message.content or '' }}"
     "{% for call in message.tool_calls or [] %}"
     "{% set fn = call.function if call.function is defined else call %}"
-    "<tool_call>{\"name\": \"{{ fn.name }}\", \"arguments\": "
+    '<tool_call>{"name": "{{ fn.name }}", "arguments": '
     "{{ fn.arguments if fn.arguments is string else fn.arguments | tojson }}}</tool_call>"
     "{% endfor %}<|im_end|>\n"
     "{% else %}"
@@ -69,8 +69,9 @@ def _corpus() -> list[str]:
     return lines * 4
 
 
-def build_tiny_model(path: str | Path, *, vocab_size: int = 1024, hidden_size: int = 192,
-                     num_layers: int = 4, seed: int = 0) -> Path:
+def build_tiny_model(
+    path: str | Path, *, vocab_size: int = 1024, hidden_size: int = 192, num_layers: int = 4, seed: int = 0
+) -> Path:
     """Train the tokenizer, initialise the model and save both to ``path``; returns ``path``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -81,19 +82,31 @@ def build_tiny_model(path: str | Path, *, vocab_size: int = 1024, hidden_size: i
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tokenizer.train_from_iterator(_corpus(), trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token=None, eos_token=EOS,
-                                   pad_token="<|endoftext|>", unk_token=None)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token=None, eos_token=EOS, pad_token="<|endoftext|>", unk_token=None
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(path)
 
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=len(fast), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
-        num_hidden_layers=num_layers, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-        bos_token_id=None, eos_token_id=fast.convert_tokens_to_ids(EOS), pad_token_id=fast.pad_token_id,
+        vocab_size=len(fast),
+        hidden_size=hidden_size,
+        intermediate_size=hidden_size * 2,
+        num_hidden_layers=num_layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        bos_token_id=None,
+        eos_token_id=fast.convert_tokens_to_ids(EOS),
+        pad_token_id=fast.pad_token_id,
         tie_word_embeddings=False,
     )
     model = LlamaForCausalLM(config)
@@ -104,7 +117,7 @@ def build_tiny_model(path: str | Path, *, vocab_size: int = 1024, hidden_size: i
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_model_path() -> str:
     """The path of a tiny model built once and cached on disk (``$ENVGYM_TEST_CACHE`` or the temp dir).
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from envgym.sandbox.local import LocalBackend
-from sandbox_servers import ServerThread
 
 
 @pytest.fixture(scope="session")
@@ -42,12 +41,3 @@ def backend(request, local_backend):
     chosen = local_backend if request.param == "local" else request.getfixturevalue(f"{request.param}_backend")
     yield chosen
     assert chosen.job_processes() == [], "a job left processes running"
-
-
-@pytest.fixture(scope="module")
-def server_url(local_backend):
-    from envgym.sandbox.server import create_app
-
-    server = ServerThread(create_app(local_backend, max_request_mb=1))
-    yield server.url
-    server.stop()

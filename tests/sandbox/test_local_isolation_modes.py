@@ -10,14 +10,18 @@ from envgym.sandbox import local, run
 from envgym.sandbox.local import WEAKER_WITHOUT, LocalBackend
 
 # The parent waits for the middle process, so the grandchild has left the process group when the job ends.
-SETSID_CHILD = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n"
-                "    os._exit(0)\nos.wait()\nprint('parent done')")
+SETSID_CHILD = (
+    "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n"
+    "    os._exit(0)\nos.wait()\nprint('parent done')"
+)
 
 
 def test_a_root_pool_with_bwrap_holds_every_guarantee(local_backend):
     if os.geteuid() != 0 or not local_backend.use_bwrap:
-        pytest.skip("the full set is checked for root with bwrap here; test_local_non_root.py checks an "
-                    "unprivileged pool (it runs with RuntimeWarnings as errors)")
+        pytest.skip(
+            "the full set is checked for root with bwrap here; test_local_non_root.py checks an "
+            "unprivileged pool (it runs with RuntimeWarnings as errors)"
+        )
     run("pass", backend=local_backend)
     guarantees = local_backend.describe()["guarantees"]
     assert all(guarantees[key] for key in (*WEAKER_WITHOUT, "uid_per_job", "seccomp")), guarantees

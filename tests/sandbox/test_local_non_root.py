@@ -31,8 +31,13 @@ SECURITY_SUITE = Path(__file__).with_name("test_sandbox_security.py")
 def _security_cases_per_backend() -> int:
     """The tests of the suite that take the ``backend`` fixture: each has one ``[local]`` case."""
     tree = ast.parse(SECURITY_SUITE.read_text())
-    return sum(1 for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
-               and any(argument.arg in ("backend", "local_backend") for argument in node.args.args))
+    return sum(
+        1
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and node.name.startswith("test_")
+        and any(argument.arg in ("backend", "local_backend") for argument in node.args.args)
+    )
 
 
 def _closed_directories(paths: list[str]) -> list[str]:
@@ -66,8 +71,13 @@ def _exposing_command(paths: list[str]) -> list[str]:
 
 def _unreadable(paths: list[str]) -> list[str]:
     """Files the user would need and may not read even with their directories exposed."""
-    needed = [SECURITY_SUITE, Path(__file__).with_name("conftest.py"), REPOSITORY / "envgym" / "__init__.py",
-              REPOSITORY / "sandbox" / "_zygote.py", Path(sys.executable).resolve()]
+    needed = [
+        SECURITY_SUITE,
+        Path(__file__).with_name("conftest.py"),
+        REPOSITORY / "envgym" / "__init__.py",
+        REPOSITORY / "sandbox" / "_zygote.py",
+        Path(sys.executable).resolve(),
+    ]
     return [str(file) for file in needed if not os.stat(file).st_mode & 0o004]
 
 
@@ -100,19 +110,44 @@ def _run_as(account: pwd.struct_passwd, home: Path, arguments: list[str]) -> sub
     unreadable = _unreadable(needed)
     if unreadable:
         pytest.skip(f"{USER} could not read {unreadable} (a checkout made with umask 077?)")
-    environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-                   "PYTHONDONTWRITEBYTECODE": "1"}
+    environment = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     command = _exposing_command(needed) + [
-        "setpriv", f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--clear-groups", "--inh-caps=-all",
-        "--", sys.executable, *arguments]
+        "setpriv",
+        f"--reuid={account.pw_uid}",
+        f"--regid={account.pw_gid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--",
+        sys.executable,
+        *arguments,
+    ]
     return subprocess.run(command, cwd=REPOSITORY, env=environment, capture_output=True, text=True, timeout=300)
 
 
 def test_the_security_suite_passes_for_an_unprivileged_user(unprivileged_user, home_of):
     report = home_of / "report.xml"
-    completed = _run_as(unprivileged_user, home_of, [
-        "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning", "-k", "local",
-        f"--junitxml={report}", str(SECURITY_SUITE)])
+    completed = _run_as(
+        unprivileged_user,
+        home_of,
+        [
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-W",
+            "error::RuntimeWarning",
+            "-k",
+            "local",
+            f"--junitxml={report}",
+            str(SECURITY_SUITE),
+        ],
+    )
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     suite = ElementTree.parse(report).getroot().find("testsuite")
     counts = {key: int(suite.get(key)) for key in ("tests", "failures", "errors", "skipped")}

@@ -32,15 +32,20 @@ def _assert_nothing_covers_the_python_paths(command: list[str], paths: list[str]
     mounts = _mounts(command)
     for path in paths:
         bound_at = mounts.index(path)
-        covering = [later for later in mounts[bound_at + 1:] if path == later or path.startswith(later.rstrip("/") + "/")]
+        covering = [
+            later for later in mounts[bound_at + 1 :] if path == later or path.startswith(later.rstrip("/") + "/")
+        ]
         assert covering == [], f"{covering} mounted after {path} hides it"
 
 
-@pytest.mark.parametrize("prefix, base", [
-    ("/tmp/ci/venv", "/root/.pyenv/versions/3.11.7"),
-    ("/home/someone/venv", "/usr"),
-    ("/opt/venv", "/opt/python/3.11"),
-])
+@pytest.mark.parametrize(
+    "prefix, base",
+    [
+        ("/tmp/ci/venv", "/root/.pyenv/versions/3.11.7"),
+        ("/home/someone/venv", "/usr"),
+        ("/opt/venv", "/opt/python/3.11"),
+    ],
+)
 @pytest.mark.parametrize("is_root", [True, False])
 def test_no_mount_after_the_python_installation_covers_it(monkeypatch, prefix, base, is_root):
     for name, value in (("prefix", prefix), ("exec_prefix", prefix), ("base_prefix", base), ("base_exec_prefix", base)):
@@ -84,8 +89,11 @@ def venv_under_tmp():
     """A real venv under /tmp that sees envgym (through the base interpreter's site-packages)."""
     with tempfile.TemporaryDirectory(dir="/tmp", prefix="envgym-venv-") as folder:
         venv = Path(folder) / "venv"
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
-                       check=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+            check=True,
+            timeout=120,
+        )
         purelib = sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
         Path(purelib, "venv_only_marker.py").write_text("VALUE = 'from the venv'\n")
         yield venv
@@ -93,9 +101,13 @@ def venv_under_tmp():
 
 def _run_through(python: Path) -> list[str]:
     # Jobs see the standard library and declared packages only (test_package_view.py): declare the venv's.
-    completed = subprocess.run([str(python), "-c", SCRIPT], capture_output=True, text=True, timeout=120,
-                               env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
-                                    "ENVGYM_SANDBOX_PACKAGES": "venv_only_marker"})
+    completed = subprocess.run(
+        [str(python), "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "ENVGYM_SANDBOX_PACKAGES": "venv_only_marker"},
+    )
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.splitlines()
 

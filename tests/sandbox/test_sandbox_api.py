@@ -74,12 +74,15 @@ def test_cpu_time_not_wall_time_decides_the_timeout(local_backend):
     assert run("import time; time.sleep(1.2); print('done')", timeout=1, backend=local_backend).status == "ok"
 
 
-@pytest.mark.parametrize("arguments, message", [
-    ({"language": "cobol"}, "unknown language"),
-    ({"timeout": 0}, "timeout must be"),
-    ({"memory_mb": 4}, "memory_mb must be"),
-    ({"files": {"../x": ""}}, "relative paths"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"language": "cobol"}, "unknown language"),
+        ({"timeout": 0}, "timeout must be"),
+        ({"memory_mb": 4}, "memory_mb must be"),
+        ({"files": {"../x": ""}}, "relative paths"),
+    ],
+)
 def test_bad_arguments_are_refused_with_what_is_accepted(arguments, message):
     with pytest.raises((ValueError, TypeError), match=message):
         run("print(1)", **arguments)
@@ -98,7 +101,11 @@ def _zygote_pid(backend: LocalBackend) -> int:
                 cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
             except OSError:
                 continue
-            if b"zygote.py" in cmdline and b"bwrap" not in cmdline and f'"uid_base": {backend._uid_base},'.encode() in cmdline:
+            if (
+                b"zygote.py" in cmdline
+                and b"bwrap" not in cmdline
+                and f'"uid_base": {backend._uid_base},'.encode() in cmdline
+            ):
                 return int(entry)
         time.sleep(0.05)
     raise AssertionError("zygote not found")
@@ -122,7 +129,7 @@ def test_without_bwrap_a_warning_says_so_and_rlimits_seccomp_and_the_uid_drop_st
     with pytest.warns(RuntimeWarning, match="bubblewrap .* is not installed"):
         backend = LocalBackend(use_bwrap=False, slots=1)
     try:
-        code = "import os, socket\nprint(os.getuid() != 0)\ntry:\n    socket.socket()\nexcept OSError as e:\n    print(e.errno)"
+        code = "import os, socket\nprint(os.getuid() != 0)\ntry:\n    socket.socket()\nexcept OSError as e:\n    print(e.errno)"  # noqa: E501 -- data, kept whole
         assert run(code, backend=backend).stdout == "True\n13\n"
         assert run("x = bytearray(10 * 1024**3)", memory_mb=256, backend=backend).status == "memory"
         assert backend.job_processes() == []

@@ -13,8 +13,9 @@ def test_the_image_is_built_from_the_hosts_python_without_a_registry(docker_back
     tag = "envgym-sandbox-test:latest"
     build_python_base_image(tag, client=docker_backend.client)
     try:
-        output = docker_backend.client.containers.run(tag, ["python3", "-c", "import json, os; print(os.getuid())"],
-                                                      network_mode="none", remove=True)
+        output = docker_backend.client.containers.run(
+            tag, ["python3", "-c", "import json, os; print(os.getuid())"], network_mode="none", remove=True
+        )
         assert output == b"65534\n"
     finally:
         docker_backend.client.images.remove(tag, force=True)

@@ -44,8 +44,10 @@ def test_one_jobs_fork_bomb_does_not_stop_another_job_from_forking(backend):
 
 
 def test_thousands_of_threads_are_refused(backend):
-    code = ("import threading, time\nfor _ in range(5000):\n"
-            "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\nprint('all started')")
+    code = (
+        "import threading, time\nfor _ in range(5000):\n"
+        "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\nprint('all started')"
+    )
     result = run(code, timeout=2, backend=backend)
     assert result.status in ("error", "memory", "timeout") and "all started" not in result.stdout
 
@@ -84,16 +86,20 @@ def test_ctypes_segfault_is_an_error_with_the_signal(backend):
 
 
 def test_killing_the_parent_and_everything_fails_and_the_sandbox_keeps_working(backend):
-    code = ("import os, signal\nfor pid in (os.getppid(), 1, -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
-            "    except OSError as e:\n        print(pid, e.errno)")
+    code = (
+        "import os, signal\nfor pid in (os.getppid(), 1, -1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+        "    except OSError as e:\n        print(pid, e.errno)"
+    )
     run(code, backend=backend)
     assert run("print('alive')", backend=backend).stdout == "alive\n"
 
 
 def test_a_setsid_background_child_does_not_outlive_the_job(backend):
     # The parent waits for the middle process: the grandchild has left the process group when the job ends.
-    code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n"
-            "    os._exit(0)\nos.wait()\nprint('parent done')")
+    code = (
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(600)\n"
+        "    os._exit(0)\nos.wait()\nprint('parent done')"
+    )
     assert run(code, backend=backend).stdout == "parent done\n"
     # the fixture then asserts that no process of the job survives
 
@@ -145,8 +151,10 @@ def test_the_callers_files_are_not_visible(backend, tmp_path):
 def test_the_callers_environment_variables_are_not_visible(backend):
     os.environ["ENVGYM_TEST_SECRET"] = "hunter2"
     try:
-        code = ("import os, glob\nprint(dict(os.environ))\nfor p in glob.glob('/proc/*/environ'):\n"
-                "    try:\n        print(open(p, 'rb').read())\n    except OSError:\n        pass")
+        code = (
+            "import os, glob\nprint(dict(os.environ))\nfor p in glob.glob('/proc/*/environ'):\n"
+            "    try:\n        print(open(p, 'rb').read())\n    except OSError:\n        pass"
+        )
         result = run(code, backend=backend)
     finally:
         del os.environ["ENVGYM_TEST_SECRET"]
@@ -156,9 +164,11 @@ def test_the_callers_environment_variables_are_not_visible(backend):
 def test_writing_outside_the_job_directory_fails_and_the_host_is_unchanged(backend, tmp_path):
     """Only the job's own scratch space is writable (for Docker that is the container's tmpfs /tmp)."""
     target = tmp_path / "planted.txt"
-    code = ("import os\nfor path in ('/usr/planted', '/etc/planted', '/planted', "
-            f"{str(target)!r}):\n    try:\n        open(path, 'w').write('x')\n        print('wrote', path)\n"
-            "    except OSError:\n        pass")
+    code = (
+        "import os\nfor path in ('/usr/planted', '/etc/planted', '/planted', "
+        f"{str(target)!r}):\n    try:\n        open(path, 'w').write('x')\n        print('wrote', path)\n"
+        "    except OSError:\n        pass"
+    )
     result = run(code, backend=backend)
     assert result.stdout == "" and not target.exists() and not os.path.exists("/usr/planted")
 
@@ -172,7 +182,7 @@ def test_files_left_in_tmp_are_gone_for_the_next_job(backend):
 def test_rm_rf_home_through_subprocess_leaves_the_host_alone(backend, tmp_path):
     canary = tmp_path / "canary.txt"
     canary.write_text("still here")
-    code = (f"import subprocess\nsubprocess.run('rm -rf ~ / {tmp_path} 2>/dev/null; echo done', shell=True)")
+    code = f"import subprocess\nsubprocess.run('rm -rf ~ / {tmp_path} 2>/dev/null; echo done', shell=True)"
     result = run(code, timeout=10, backend=backend)
     assert "done" in result.stdout and canary.read_text() == "still here" and os.path.exists("/usr/bin/python3")
     assert run("print('fine')", backend=backend).stdout == "fine\n"
@@ -181,13 +191,18 @@ def test_rm_rf_home_through_subprocess_leaves_the_host_alone(backend, tmp_path):
 def test_a_job_cannot_see_another_jobs_processes(backend):
     """Not even their command lines: a job's /proc (local: its slot's PID namespace) holds only its own."""
     marker = "4242.5"
-    other = threading.Thread(target=run, args=(f"import subprocess\nsubprocess.run(['sleep', '{marker}'])",),
-                             kwargs={"timeout": 1, "backend": backend})
+    other = threading.Thread(
+        target=run,
+        args=(f"import subprocess\nsubprocess.run(['sleep', '{marker}'])",),
+        kwargs={"timeout": 1, "backend": backend},
+    )
     other.start()
-    code = ("import glob, time\nseen = set()\nfor _ in range(20):\n    for path in glob.glob('/proc/[0-9]*/cmdline'):\n"
-            "        try:\n            seen.add(open(path, 'rb').read())\n        except OSError:\n            pass\n"
-            "    time.sleep(0.05)\n"
-            f"print(any(b'{marker}' in line for line in seen))")
+    code = (
+        "import glob, time\nseen = set()\nfor _ in range(20):\n    for path in glob.glob('/proc/[0-9]*/cmdline'):\n"
+        "        try:\n            seen.add(open(path, 'rb').read())\n        except OSError:\n            pass\n"
+        "    time.sleep(0.05)\n"
+        f"print(any(b'{marker}' in line for line in seen))"
+    )
     result = run(code, timeout=3, backend=backend)
     other.join()
     assert result.stdout == "False\n", result.stderr
@@ -195,9 +210,11 @@ def test_a_job_cannot_see_another_jobs_processes(backend):
 
 def test_local_jobs_cannot_leave_files_in_places_other_jobs_share(local_backend):
     """/, /tmp, /dev and /dev/shm are read-only for jobs, so nothing passes from one job to the next."""
-    code = ("for path in ('/planted', '/tmp/planted', '/tmp/jobs/planted', '/dev/planted', '/dev/shm/planted', "
-            "'/sandbox/planted'):\n    try:\n        open(path, 'w').write('x')\n        print('wrote', path)\n"
-            "    except OSError:\n        pass")
+    code = (
+        "for path in ('/planted', '/tmp/planted', '/tmp/jobs/planted', '/dev/planted', '/dev/shm/planted', "
+        "'/sandbox/planted'):\n    try:\n        open(path, 'w').write('x')\n        print('wrote', path)\n"
+        "    except OSError:\n        pass"
+    )
     result = run(code, backend=local_backend)
     assert (result.status, result.stdout) == ("ok", "")
 
@@ -205,10 +222,16 @@ def test_local_jobs_cannot_leave_files_in_places_other_jobs_share(local_backend)
 def test_jobs_do_not_see_each_other(backend):
     """A job lingering in one slot cannot read the directory of a job in another slot."""
     results = []
-    writer = threading.Thread(target=lambda: results.append(run(
-        "open('mine.txt', 'w').write('private')\nimport time\ntime.sleep(1.5)", timeout=1, backend=backend)))
+    writer = threading.Thread(
+        target=lambda: results.append(
+            run("open('mine.txt', 'w').write('private')\nimport time\ntime.sleep(1.5)", timeout=1, backend=backend)
+        )
+    )
     writer.start()
-    reader = run("import glob\nprint(glob.glob('/tmp/**/mine.txt', recursive=True) + "
-                 "glob.glob('/sandbox*/**/mine.txt', recursive=True))", backend=backend)
+    reader = run(
+        "import glob\nprint(glob.glob('/tmp/**/mine.txt', recursive=True) + "
+        "glob.glob('/sandbox*/**/mine.txt', recursive=True))",
+        backend=backend,
+    )
     writer.join()
     assert reader.stdout == "[]\n"

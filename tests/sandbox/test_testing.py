@@ -33,18 +33,24 @@ def test_floats_compare_with_the_tolerance_the_tests_use(local_backend):
 
 
 def test_top_level_asserts_call_the_solutions_functions_by_name(local_backend):
-    tests = ("assert add(1, 2) == 3\n"
-             "assert math.isclose(half(1), 0.5)\n"  # math: imported for the tests, as the solution had it
-             "assert missing(1) == 1\n")
-    report = run_assert_tests("import math\ndef add(a, b):\n    return a + b\ndef half(x):\n    return x / 2",
-                              tests, backend=local_backend)
+    tests = (
+        "assert add(1, 2) == 3\n"
+        "assert math.isclose(half(1), 0.5)\n"  # math: imported for the tests, as the solution had it
+        "assert missing(1) == 1\n"
+    )
+    report = run_assert_tests(
+        "import math\ndef add(a, b):\n    return a + b\ndef half(x):\n    return x / 2", tests, backend=local_backend
+    )
     assert _outcomes(report) == [True, True, False]
     assert "defines no function 'missing'" in report.cases[2].message
 
 
 def test_calls_run_in_order_in_one_process_so_state_carries_over(local_backend):
     solution = "count = 0\ndef f():\n    global count\n    count += 1\n    return count"
-    assert _outcomes(_check(solution, "assert candidate() == 1\nassert candidate() == 2", local_backend)) == [True, True]
+    assert _outcomes(_check(solution, "assert candidate() == 1\nassert candidate() == 2", local_backend)) == [
+        True,
+        True,
+    ]
 
 
 def test_arguments_computed_from_earlier_answers_are_asked_in_later_rounds(local_backend):
@@ -104,8 +110,9 @@ def test_a_call_that_times_out_fails_its_case_and_the_later_ones_earlier_ones_ke
 
 def test_a_call_over_the_memory_limit_fails_its_case(local_backend):
     solution = "def f(x):\n    return len(bytearray(x))"
-    report = _check(solution, "assert candidate(10) == 10\nassert candidate(2**34) == 2**34", local_backend,
-                    memory_mb=256)
+    report = _check(
+        solution, "assert candidate(10) == 10\nassert candidate(2**34) == 2**34", local_backend, memory_mb=256
+    )
     assert _outcomes(report) == [True, False] and "MemoryError" in report.cases[1].message
 
 
@@ -137,18 +144,25 @@ def test_a_sandbox_failure_is_an_infra_error():
     from envgym.sandbox.remote import RemoteBackend
 
     unreachable = RemoteBackend("http://127.0.0.1:9")
-    report = run_assert_tests("def f():\n    return 1", "def check(candidate):\n    assert candidate() == 1",
-                              entry_point="f", backend=unreachable)
+    report = run_assert_tests(
+        "def f():\n    return 1",
+        "def check(candidate):\n    assert candidate() == 1",
+        entry_point="f",
+        backend=unreachable,
+    )
     unreachable.close()
     assert report.infra_error is not None and report.cases[0].passed is False
 
 
-@pytest.mark.parametrize("tests, entry_point, message", [
-    ("assert (", None, "not valid Python"),
-    ("x = 1", None, "no assert"),
-    ("assert f(1) == 1", "f", "must define check"),
-    ("def check(candidate):\n    assert True", "not an identifier", "identifier"),
-])
+@pytest.mark.parametrize(
+    "tests, entry_point, message",
+    [
+        ("assert (", None, "not valid Python"),
+        ("x = 1", None, "no assert"),
+        ("assert f(1) == 1", "f", "must define check"),
+        ("def check(candidate):\n    assert True", "not an identifier", "identifier"),
+    ],
+)
 def test_tests_that_cannot_be_graded_are_refused_with_what_is_wrong(tests, entry_point, message):
     with pytest.raises(ValueError, match=message):
         run_assert_tests("", tests, entry_point=entry_point)
@@ -156,8 +170,11 @@ def test_tests_that_cannot_be_graded_are_refused_with_what_is_wrong(tests, entry
 
 def test_stdin_stdout_cases_compare_only_what_the_solution_prints(local_backend):
     cases = [{"input": "2 3\n", "output": "5\n"}, {"input": "1 1\n", "output": "2\n"}]
-    report = run_io_tests("import sys\na, b = map(int, input().split())\nprint(a + b)\n"
-                          "sys.stderr.write('5\\n2\\n')", cases, backend=local_backend)
+    report = run_io_tests(
+        "import sys\na, b = map(int, input().split())\nprint(a + b)\nsys.stderr.write('5\\n2\\n')",
+        cases,
+        backend=local_backend,
+    )
     assert _outcomes(report) == [True, True]
     forged = run_io_tests("print('5')", cases, backend=local_backend)
     assert _outcomes(forged) == [True, False]

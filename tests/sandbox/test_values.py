@@ -14,11 +14,30 @@ def _through_json(value):
     return decode(json.loads(json.dumps(encode(value))))
 
 
-@pytest.mark.parametrize("value", [
-    None, True, False, 0, -7, 2**200, 0.5, -0.0, 1e300, "text", "\ud800", b"\x00\xff", 1 + 2j,
-    [1, "a", None], (1, (2.0, [3])), {"a": 1, 2: [3], (4, 5): None}, {1, "x", (2, 3)}, frozenset({1.5}),
-    [(), [], {}, set()],
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        -7,
+        2**200,
+        0.5,
+        -0.0,
+        1e300,
+        "text",
+        "\ud800",
+        b"\x00\xff",
+        1 + 2j,
+        [1, "a", None],
+        (1, (2.0, [3])),
+        {"a": 1, 2: [3], (4, 5): None},
+        {1, "x", (2, 3)},
+        frozenset({1.5}),
+        [(), [], {}, set()],
+    ],
+)
 def test_values_come_back_equal_and_of_exactly_the_same_types(value):
     copy = _through_json(value)
 
@@ -55,16 +74,22 @@ def test_subclasses_of_builtins_are_sent_as_their_builtin_value_ignoring_their_o
         RED = 3
 
     Point = collections.namedtuple("Point", "x y")
-    copy = _through_json([Liar(5), Colour.RED, Point(1, 2), collections.Counter("aab"),
-                          collections.OrderedDict(a=1)])
+    copy = _through_json([Liar(5), Colour.RED, Point(1, 2), collections.Counter("aab"), collections.OrderedDict(a=1)])
     assert copy == [5, 3, (1, 2), {"a": 2, "b": 1}, {"a": 1}]
     assert [type(item) for item in copy] == [int, int, tuple, dict, dict]
 
 
-@pytest.mark.parametrize("value, what", [
-    (lambda: 0, "function"), ((x for x in ()), "generator"), (object(), "object"), (NotImplemented, "NotImplemented"),
-    (10**5000, "bits"),
-], ids=["function", "generator", "object", "NotImplemented", "huge int"])
+@pytest.mark.parametrize(
+    "value, what",
+    [
+        (lambda: 0, "function"),
+        ((x for x in ()), "generator"),
+        (object(), "object"),
+        (NotImplemented, "NotImplemented"),
+        (10**5000, "bits"),
+    ],
+    ids=["function", "generator", "object", "NotImplemented", "huge int"],
+)
 def test_values_without_a_plain_form_are_refused_saying_what_they_are(value, what):
     with pytest.raises(Unrepresentable, match=what):
         encode(value)
@@ -84,10 +109,20 @@ def _nested(depth):
     return data
 
 
-@pytest.mark.parametrize("data", [
-    {"tuple": "not a list"}, {"object": []}, {"tuple": [], "set": []}, {"dict": [[1]]}, {"dict": [[[1], 2]]},
-    {"set": [[1]]}, {"complex": [True, 1]}, {"bytes": "zz"}, _nested(100),
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"tuple": "not a list"},
+        {"object": []},
+        {"tuple": [], "set": []},
+        {"dict": [[1]]},
+        {"dict": [[[1], 2]]},
+        {"set": [[1]]},
+        {"complex": [True, 1]},
+        {"bytes": "zz"},
+        _nested(100),
+    ],
+)
 def test_decode_refuses_anything_encode_cannot_make(data):
     with pytest.raises(ValueError):
         decode(data)

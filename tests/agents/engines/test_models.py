@@ -3,10 +3,16 @@
 from pathlib import Path
 
 import pytest
-
-from envgym.agents.engines.models import (DEFAULT_MODEL, FALLBACK_GGUF, ResolvedModel, checkpoint_folder,
-                                          packaged_model_dir, resolve_model)
 from helpers.tiny_models import num_parameters, tiny_model_path
+
+from envgym.agents.engines.models import (
+    DEFAULT_MODEL,
+    FALLBACK_GGUF,
+    ResolvedModel,
+    checkpoint_folder,
+    packaged_model_dir,
+    resolve_model,
+)
 
 
 def test_a_local_folder_resolves_to_itself():
@@ -64,8 +70,9 @@ def test_a_gguf_model_gets_a_dequantized_checkpoint_folder_made_once(tmp_path, m
     ids = torch.tensor([AutoTokenizer.from_pretrained(folder)("What is 2 + 3?")["input_ids"]])
     with torch.no_grad():
         copy = AutoModelForCausalLM.from_pretrained(folder)(ids).logits
-        gguf = AutoModelForCausalLM.from_pretrained(resolved.path, gguf_file=resolved.gguf_file,
-                                                    dtype=torch.float32)(ids).logits
+        gguf = AutoModelForCausalLM.from_pretrained(resolved.path, gguf_file=resolved.gguf_file, dtype=torch.float32)(
+            ids
+        ).logits
     assert torch.allclose(copy, gguf, atol=1e-4)  # the same weights, not a re-quantized approximation
 
 

@@ -1,16 +1,16 @@
 """OpenAIPolicy against a real OpenAI-compatible server on 127.0.0.1 (envgym's own, serving the tiny model)."""
 
 import pytest
+from helpers.openai_server import free_port, openai_server
+from helpers.tiny_models import tiny_model_path
 
 import envgym
 from envgym.agents.engines.openai_policy import OpenAIPolicy
 from envgym.agents.engines.policy import SamplingParams, render_prompt
 from envgym.agents.engines.transformers_policy import TransformersPolicy
 from envgym.agents.rollout import rollout
-from helpers.openai_server import free_port, openai_server
-from helpers.tiny_models import tiny_model_path
 
-GREEDY = SamplingParams(max_new_tokens=8, temperature=0.0)
+GREEDY = SamplingParams(max_completion_length=8, temperature=0.0)
 
 
 @pytest.fixture(scope="module")
@@ -46,25 +46,30 @@ def test_completions_with_token_ids_match_local_greedy_generation(base_url, loca
 
 def test_token_level_rollout_through_the_server_yields_trajectories(base_url, local):
     remote = OpenAIPolicy(base_url, "tiny", endpoint="completions", tokenizer=local.tokenizer)
-    envs = envgym.make_vec("games/GuessNumber-v0", 2)
-    out = rollout(remote, envs, task_indices=[0], group_size=2, max_turns=2, sampling=GREEDY)
+    envs = envgym.make_vec("games/GuessNumber-v0", 2, max_turns=2)
+    out = rollout(remote, envs, task_indices=[0], num_generations=2, sampling=GREEDY)
     assert len(out.trajectories) == 2
     assert all(sum(t.loss_mask) == t.episode.metadata["policy_tokens"] > 0 for t in out.trajectories)
 
 
 def test_message_level_rollout_returns_episodes_only(base_url):
-    envs = envgym.make_vec("games/GuessNumber-v0", 2)
-    out = rollout(OpenAIPolicy(base_url, "tiny"), envs, task_indices=[0, 1], max_turns=2, sampling=GREEDY)
+    envs = envgym.make_vec("games/GuessNumber-v0", 2, max_turns=2)
+    out = rollout(OpenAIPolicy(base_url, "tiny"), envs, task_indices=[0, 1], sampling=GREEDY)
     assert out.trajectories == [] and [e.num_turns for e in out.episodes] == [2, 2]
 
 
 def test_the_samples_of_one_task_differ_at_temperature_1_and_one_seed_reproduces_them(base_url):
-    envs = envgym.make_vec("games/GuessNumber-v0", 4)
-    sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=11)
+    envs = envgym.make_vec("games/GuessNumber-v0", 4, max_turns=1)
+    sampling = SamplingParams(max_completion_length=8, temperature=1.0, seed=11)
 
     def answers() -> list[str]:
-        out = rollout(OpenAIPolicy(base_url, "tiny", max_concurrency=4), envs, task_indices=[0], group_size=4,
-                      max_turns=1, sampling=sampling)
+        out = rollout(
+            OpenAIPolicy(base_url, "tiny", max_concurrency=4),
+            envs,
+            task_indices=[0],
+            num_generations=4,
+            sampling=sampling,
+        )
         return [episode.turns[0].action for episode in out.episodes]
 
     first = answers()
@@ -75,7 +80,7 @@ def test_the_samples_of_one_task_differ_at_temperature_1_and_one_seed_reproduces
 def test_token_level_samples_of_one_batch_differ_and_one_seed_reproduces_them(base_url, local):
     remote = OpenAIPolicy(base_url, "tiny", endpoint="completions", tokenizer=local.tokenizer, max_concurrency=4)
     prompt = render_prompt(local.tokenizer, [{"role": "user", "content": "Say a number."}])
-    sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=5)
+    sampling = SamplingParams(max_completion_length=8, temperature=1.0, seed=5)
     first = [g.token_ids for g in remote.generate([prompt] * 4, sampling)]
     assert len({tuple(ids) for ids in first}) > 1, first
     assert [g.token_ids for g in remote.generate([prompt] * 4, sampling)] == first
@@ -96,9 +101,13 @@ def test_a_refused_request_is_not_retried_and_says_so(base_url):
 
 
 def test_a_refused_request_fails_its_episode_not_the_rollout(base_url):
-    envs = envgym.make_vec("games/GuessNumber-v0", 2)
-    out = rollout(OpenAIPolicy(base_url, "tiny", extra_body={"stream": True}), envs, task_indices=[0, 1],
-                  max_turns=2, sampling=GREEDY)
+    envs = envgym.make_vec("games/GuessNumber-v0", 2, max_turns=2)
+    out = rollout(
+        OpenAIPolicy(base_url, "tiny", extra_body={"stream": True}),
+        envs,
+        task_indices=[0, 1],
+        sampling=GREEDY,
+    )
     assert all(episode.failed and "HTTP 400" in episode.error for episode in out.episodes)
 
 

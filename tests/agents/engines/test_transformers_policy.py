@@ -8,10 +8,10 @@ import pytest
 pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
 pytest.importorskip("transformers")
 import torch
+from helpers.tiny_models import tiny_model_path
 
 from envgym.agents.engines.policy import SamplingParams, render_prompt
 from envgym.agents.engines.transformers_policy import TransformersPolicy
-from helpers.tiny_models import tiny_model_path
 
 PROMPT = [{"role": "user", "content": "Say a number."}]
 
@@ -39,17 +39,17 @@ def test_sampling_ignores_a_repetition_penalty_in_the_models_generation_config(t
     expected = plain_greedy(policy.model, prompt, 12)
     assert len(set(expected)) < len(expected), "the plain greedy text must repeat a token for the penalty to matter"
 
-    [generation] = policy.generate([prompt], SamplingParams(max_new_tokens=12, temperature=0.0))
-    assert generation.token_ids == expected[:len(generation.token_ids)]
+    [generation] = policy.generate([prompt], SamplingParams(max_completion_length=12, temperature=0.0))
+    assert generation.token_ids == expected[: len(generation.token_ids)]
 
 
 def test_sampling_logprobs_are_those_of_the_temperature_scaled_distribution():
     policy = TransformersPolicy(tiny_model_path(), device="cpu")
     prompt = render_prompt(policy.tokenizer, PROMPT)
-    [generation] = policy.generate([prompt], SamplingParams(max_new_tokens=8, temperature=0.7, seed=1))
+    [generation] = policy.generate([prompt], SamplingParams(max_completion_length=8, temperature=0.7, seed=1))
     ids = torch.tensor([prompt + generation.token_ids])
     with torch.no_grad():
-        logits = policy.model(ids).logits[0, len(prompt) - 1:-1] / 0.7
+        logits = policy.model(ids).logits[0, len(prompt) - 1 : -1] / 0.7
     expected = logits.log_softmax(-1).gather(-1, torch.tensor(generation.token_ids)[:, None]).squeeze(-1)
     assert generation.logprobs == pytest.approx(expected.tolist(), abs=1e-4)
 
@@ -57,7 +57,7 @@ def test_sampling_logprobs_are_those_of_the_temperature_scaled_distribution():
 def test_the_samples_of_one_batch_differ_and_one_seed_reproduces_them():
     policy = TransformersPolicy(tiny_model_path(), device="cpu")
     prompt = render_prompt(policy.tokenizer, PROMPT)
-    params = SamplingParams(max_new_tokens=8, temperature=1.0, seed=7)
+    params = SamplingParams(max_completion_length=8, temperature=1.0, seed=7)
     first = [g.token_ids for g in policy.generate([prompt] * 4, params)]
     again = [g.token_ids for g in policy.generate([prompt] * 4, params)]
     assert len({tuple(ids) for ids in first}) > 1
@@ -78,18 +78,18 @@ def test_repeated_prompts_share_one_prefill_and_generate_what_each_prompt_genera
         return cache
 
     monkeypatch.setattr(TransformersPolicy, "_shared_prefill", recording)
-    greedy = SamplingParams(max_new_tokens=10, temperature=0.0)
+    greedy = SamplingParams(max_completion_length=10, temperature=0.0)
     together = policy.generate(prompts, greedy)
     assert prefilled[0] == (5, len(long) - 1)
     for prompt, generation in zip(prompts, together):
         [alone] = policy.generate([prompt], greedy)
-        assert generation.token_ids == alone.token_ids == plain_greedy(policy.model, prompt, 10)[:len(alone.token_ids)]
+        assert generation.token_ids == alone.token_ids == plain_greedy(policy.model, prompt, 10)[: len(alone.token_ids)]
         assert generation.logprobs == pytest.approx(alone.logprobs, abs=1e-4)
     # sampled logprobs stay those of the temperature-scaled distribution with a shared prefill
-    sampled = policy.generate([short] * 3, SamplingParams(max_new_tokens=6, temperature=0.7, seed=2))
+    sampled = policy.generate([short] * 3, SamplingParams(max_completion_length=6, temperature=0.7, seed=2))
     for generation in sampled:
         ids = torch.tensor([short + generation.token_ids])
         with torch.no_grad():
-            logits = policy.model(ids).logits[0, len(short) - 1:-1] / 0.7
+            logits = policy.model(ids).logits[0, len(short) - 1 : -1] / 0.7
         expected = logits.log_softmax(-1).gather(-1, torch.tensor(generation.token_ids)[:, None]).squeeze(-1)
         assert generation.logprobs == pytest.approx(expected.tolist(), abs=1e-4)

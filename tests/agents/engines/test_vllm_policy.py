@@ -18,10 +18,18 @@ def test_engine_options_default_to_float32_without_cuda():
 
 
 def test_engine_options_given_by_the_caller_win_over_the_defaults():
-    options = engine_options("model-dir", dtype="bfloat16", enforce_eager=True, max_model_len=512,
-                             kv_cache_memory_bytes=123, block_size=64)
-    expected = {"model": "model-dir", "dtype": "bfloat16", "enforce_eager": True, "max_model_len": 512,
-                "logprobs_mode": "processed_logprobs", "kv_cache_memory_bytes": 123, "block_size": 64}
+    options = engine_options(
+        "model-dir", dtype="bfloat16", enforce_eager=True, max_model_len=512, kv_cache_memory_bytes=123, block_size=64
+    )
+    expected = {
+        "model": "model-dir",
+        "dtype": "bfloat16",
+        "enforce_eager": True,
+        "max_model_len": 512,
+        "logprobs_mode": "processed_logprobs",
+        "kv_cache_memory_bytes": 123,
+        "block_size": 64,
+    }
     assert {key: options[key] for key in expected} == expected
 
 
@@ -35,11 +43,20 @@ def test_without_cuda_the_kv_cache_is_sized_not_a_share_of_the_machines_memory()
 
 
 def test_each_request_of_a_batch_gets_its_own_seed_and_the_same_settings():
-    requests = request_sampling(SamplingParams(max_new_tokens=8, temperature=0.7, top_p=0.9, stop=["</a>"], seed=3), 4)
+    requests = request_sampling(
+        SamplingParams(max_completion_length=8, temperature=0.7, top_p=0.9, stop=["</a>"], seed=3), 4
+    )
     assert len({r.pop("seed") for r in requests}) == 4
     assert all(r == requests[0] for r in requests)
-    assert requests[0] == {"max_tokens": 8, "temperature": 0.7, "top_p": 0.9, "stop": ["</a>"],
-                           "include_stop_str_in_output": True, "logprobs": 0, "stop_token_ids": []}
+    assert requests[0] == {
+        "max_tokens": 8,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "stop": ["</a>"],
+        "include_stop_str_in_output": True,
+        "logprobs": 0,
+        "stop_token_ids": [],
+    }
     seeds = [r["seed"] for r in request_sampling(SamplingParams(seed=3), 4)]
     assert seeds == [r["seed"] for r in request_sampling(SamplingParams(seed=3), 4)]  # derived, not drawn
 
@@ -70,8 +87,9 @@ def test_an_unseeded_batch_stays_unseeded():
 @pytest.fixture(scope="module")
 def vllm_policy():
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
-    from envgym.agents.engines.vllm_policy import VLLMPolicy
     from helpers.tiny_models import tiny_model_path
+
+    from envgym.agents.engines.vllm_policy import VLLMPolicy
 
     return VLLMPolicy(tiny_model_path(), dtype="float32", enforce_eager=True)
 
@@ -80,9 +98,14 @@ def vllm_policy():
 def test_vllm_rollout_yields_trajectories_with_sampled_logprobs(vllm_policy):
     from envgym.agents.rollout import rollout
 
-    envs = envgym.make_vec("games/GuessNumber-v0", 2)
-    out = rollout(vllm_policy, envs, task_indices=[0], group_size=2, max_turns=2,
-                  sampling=SamplingParams(max_new_tokens=8, seed=0))
+    envs = envgym.make_vec("games/GuessNumber-v0", 2, max_turns=2)
+    out = rollout(
+        vllm_policy,
+        envs,
+        task_indices=[0],
+        num_generations=2,
+        sampling=SamplingParams(max_completion_length=8, seed=0),
+    )
     for trajectory in out.trajectories:
         assert sum(trajectory.loss_mask) == trajectory.episode.metadata["policy_tokens"] > 0
         assert all(lp < 0 for lp, m in zip(trajectory.logprobs, trajectory.loss_mask) if m)
@@ -93,7 +116,7 @@ def test_vllm_samples_of_one_prompt_differ_and_one_seed_reproduces_them(vllm_pol
     from envgym.agents.engines.policy import render_prompt
 
     prompt = render_prompt(vllm_policy.tokenizer, [{"role": "user", "content": "Say a number."}])
-    sampling = SamplingParams(max_new_tokens=8, temperature=1.0, seed=5)
+    sampling = SamplingParams(max_completion_length=8, temperature=1.0, seed=5)
     first = [g.token_ids for g in vllm_policy.generate([prompt] * 4, sampling)]
     assert len({tuple(ids) for ids in first}) > 1, first
     assert [g.token_ids for g in vllm_policy.generate([prompt] * 4, sampling)] == first
@@ -106,17 +129,17 @@ def test_after_a_weight_sync_the_engine_samples_from_the_updated_model(adapters)
     or LoRA adapters merged for the copy)."""
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
     import torch
+    from helpers.tiny_models import tiny_model_path
     from transformers import AutoModelForCausalLM
 
     from envgym.agents.engines.policy import render_prompt
     from envgym.agents.engines.transformers_policy import TransformersPolicy
     from envgym.agents.engines.vllm_policy import VLLMPolicy
-    from helpers.tiny_models import tiny_model_path
 
     engine = VLLMPolicy(tiny_model_path(), dtype="float32", enforce_eager=True)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_path(), dtype=torch.float32)
     prompt = render_prompt(engine.tokenizer, [{"role": "user", "content": "Say a number."}])
-    greedy = SamplingParams(max_new_tokens=12, temperature=0)
+    greedy = SamplingParams(max_completion_length=12, temperature=0)
     before = engine.generate([prompt], greedy)[0].token_ids
     base_tensors = len(model.state_dict())
     if adapters:
@@ -133,10 +156,10 @@ def test_after_a_weight_sync_the_engine_samples_from_the_updated_model(adapters)
     after = engine.generate([prompt], greedy)[0].token_ids
     assert after == trained.generate([prompt], greedy)[0].token_ids != before
 
-    sampled = engine.generate([prompt], SamplingParams(max_new_tokens=12, temperature=0.7, seed=1))[0]
+    sampled = engine.generate([prompt], SamplingParams(max_completion_length=12, temperature=0.7, seed=1))[0]
     ids = torch.tensor([prompt + sampled.token_ids])
     with torch.no_grad():
-        logits = model(ids).logits[0, len(prompt) - 1:-1].float() / 0.7
+        logits = model(ids).logits[0, len(prompt) - 1 : -1].float() / 0.7
     expected = torch.log_softmax(logits, -1).gather(1, torch.tensor(sampled.token_ids)[:, None])[:, 0]
     assert torch.allclose(expected, torch.tensor(sampled.logprobs), atol=1e-3), (expected, sampled.logprobs)
 
@@ -146,21 +169,33 @@ def test_the_trainer_with_a_vllm_engine_samples_from_the_model_it_trains():
     """vLLM rolls out, the trainer updates, the weights go back after each step: the engine's sampling logprobs
     equal the trainer's at T=0.7 on every step, not only the first."""
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
+    from helpers.say_a_digit import SayADigit
+    from helpers.tiny_models import tiny_model_path
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envgym.agents.engines.vllm_policy import VLLMPolicy
-    from envgym.agents.training.grpo import GRPOConfig
+    from envgym.agents.training.config import GRPOConfig
     from envgym.agents.training.trainer import GRPOTrainer
-    from helpers.say_a_digit import SayADigit
-    from helpers.tiny_models import tiny_model_path
 
     path = tiny_model_path()
     # 4 tokens: long replies of this number-heavy tiny model nearly all hold a digit, leaving no reward contrast
-    config = GRPOConfig(num_generations=8, num_tasks_per_step=2, max_completion_length=4, learning_rate=1e-2,
-                        temperature=0.7, max_steps=3, seed=0)
-    trainer = GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path),
-                          SayADigit, config, device="cpu",
-                          policy=VLLMPolicy(path, dtype="float32", enforce_eager=True))
+    config = GRPOConfig(
+        num_generations=8,
+        num_tasks_per_step=2,
+        max_completion_length=4,
+        learning_rate=1e-2,
+        temperature=0.7,
+        max_steps=3,
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        AutoModelForCausalLM.from_pretrained(path),
+        AutoTokenizer.from_pretrained(path),
+        SayADigit,
+        config,
+        device="cpu",
+        policy=VLLMPolicy(path, dtype="float32", enforce_eager=True),
+    )
     run = trainer.train()
     assert all(m["policy_tokens"] > 0 and m["rollout_logprob_gap_max"] < 1e-3 for m in run), run
     # the weights moved before a later step sampled, and the engine followed them (a step whose group rewards
@@ -174,16 +209,30 @@ def test_envgym_train_rolls_out_with_vllm_when_it_is_installed(tmp_path):
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
     import json
 
+    from helpers.tiny_models import tiny_model_path
     from typer.testing import CliRunner
 
     from envgym.agents.engines.policy import default_engine
-    from envgym.cli import app
-    from helpers.tiny_models import tiny_model_path
+    from envgym.cli.app import app
 
     assert default_engine() == "vllm"
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["train", "--env", "math/Arithmetic-v0", "--model", tiny_model_path(),
-                                      "--steps", "1", "--group-size", "2", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--env",
+            "math/Arithmetic-v0",
+            "--model",
+            tiny_model_path(),
+            "--steps",
+            "1",
+            "--num-generations",
+            "2",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "rollout engine: vllm" in result.output
     [metrics] = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -197,18 +246,18 @@ def test_vllm_stops_on_an_extra_eos_id_of_the_generation_config_as_transformers_
     pytest.importorskip("vllm", reason="vLLM is not installed (optional extra [vllm])")
     import shutil
 
+    from helpers.tiny_models import tiny_model_path
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
     from envgym.agents.engines.policy import render_prompt
     from envgym.agents.engines.transformers_policy import TransformersPolicy
     from envgym.agents.engines.vllm_policy import VLLMPolicy
-    from helpers.tiny_models import tiny_model_path
 
     path = tmp_path / "model"
     shutil.copytree(tiny_model_path(), path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     prompt = render_prompt(tokenizer, [{"role": "user", "content": "Say a number."}])
-    greedy = SamplingParams(max_new_tokens=8, temperature=0)
+    greedy = SamplingParams(max_completion_length=8, temperature=0)
     plain = TransformersPolicy(AutoModelForCausalLM.from_pretrained(path), tokenizer, device="cpu")
     first = plain.generate([prompt], greedy)[0].token_ids[0]
     assert first != tokenizer.eos_token_id

@@ -7,15 +7,19 @@ import pytest
 
 AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
-from envgym.agents.evaluation.evaluate import EnvEval, evaluate
-from envgym.agents.evaluation.report import write_reports
-from envgym.core import Env, Task, action_text
-from envgym.tasks import ListTaskSource
 from helpers.scripted_policy import ScriptedPolicy
 from helpers.tiny_models import tiny_model_path
 
-TASKS = [Task("a", [{"role": "user", "content": "Say 7, task a."}], answer="7"),
-         Task("b", [{"role": "user", "content": "Say 7, task b."}], answer="7")]
+from envgym.agents.evaluation.evaluate import evaluate
+from envgym.agents.evaluation.report import write_reports
+from envgym.agents.evaluation.suite import EnvEval
+from envgym.core import Env, Task, action_text
+from envgym.tasks import ListTaskSource
+
+TASKS = [
+    Task("a", [{"role": "user", "content": "Say 7, task a."}], answer="7"),
+    Task("b", [{"role": "user", "content": "Say 7, task b."}], answer="7"),
+]
 
 
 class SayAnswer(Env):
@@ -44,7 +48,7 @@ def results(scratch_registry, tmp_path):
     SayAnswer.resets_of_b = itertools.count()
     register("test/SayAnswer-v0", SayAnswer)
     policy = ScriptedPolicy(AutoTokenizer.from_pretrained(tiny_model_path()), {"task a": ["7"], "task b": ["7"]})
-    config = EnvEval(id="test/SayAnswer-v0", n=4, n_tasks=2, k=[1, 4], max_new_tokens=8)
+    config = EnvEval(env="test/SayAnswer-v0", num_generations=4, n_tasks=2, k=[1, 4], max_completion_length=8)
     out = evaluate(policy, [config], tmp_path, batch_size=8)
     write_reports(out, tmp_path)
     return out["envs"]["test/SayAnswer-v0"], tmp_path
@@ -68,9 +72,12 @@ def test_failed_samples_have_their_own_column_in_the_reports(results):
     _, out = results
     header, _, row = (out / "report.md").read_text().splitlines()[2:5]
     cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]))
-    assert cells["n_failed"] == "1" and cells["n_samples"] == "8" and cells["pass@1"] == "1.000"
+    assert cells["n_failed"] == "1" and cells["n_samples"] == "8" and cells["pass@1"] == "1.000 ± 0.000"
     assert "<th>n_failed</th>" in (out / "report.html").read_text()
     on_file = json.loads((out / "results.json").read_text())["envs"]["test/SayAnswer-v0"]
-    assert on_file["n_failed"] == 1
+    assert on_file["n_failed"] == 1 and "pass^1" in on_file
+    means = {"pass@1", "pass^1", "maj@1", "mean_reward", "avg_turns", "avg_tool_calls", "avg_tokens", "truncation_rate"}
+    assert means <= set(on_file["stderr"]) and all(on_file["stderr"][m] >= 0 for m in means)
+    assert on_file["stderr"]["pass@4"] is None  # one task has 4 healthy samples: no spread to measure
     records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert sum(r["error"] is not None for r in records) == 1

@@ -2,7 +2,7 @@
 
 import pytest
 
-from envgym.agents.evaluation.metrics import majority_correct, pass_at_k, task_metrics
+from envgym.agents.evaluation.metrics import majority_correct, pass_at_k, pass_hat_k, standard_error, task_metrics
 
 
 def test_pass_at_1_is_the_fraction_correct():
@@ -60,6 +60,34 @@ def test_task_metrics_average_over_tasks():
     assert metrics["maj@2"] == pytest.approx(0.5)  # tie in a -> first answer "1", correct
 
 
+def test_pass_hat_k_is_the_chance_that_k_draws_are_all_correct():
+    assert pass_hat_k(4, 2, 2) == pytest.approx(1 / 6)  # C(2,2)/C(4,2)
+    assert pass_hat_k(4, 3, 2) == pytest.approx(3 / 6)  # C(3,2)/C(4,2)
+    assert pass_hat_k(5, 2, 1) == pytest.approx(pass_at_k(5, 2, 1)) == pytest.approx(0.4)
+    assert pass_hat_k(4, 1, 2) == 0.0 and pass_hat_k(4, 4, 4) == 1.0
+    with pytest.raises(ValueError, match=r"pass\^5 needs 1 <= k <= n"):
+        pass_hat_k(4, 2, 5)
+
+
+def test_standard_error_by_hand_and_undefined_below_two_values():
+    assert standard_error([0.0, 1.0]) == pytest.approx(0.5)  # sd sqrt(0.5), over sqrt(2)
+    assert standard_error([0.2, 0.2, 0.2]) == pytest.approx(0.0, abs=1e-12)
+    assert standard_error([0.7]) is None and standard_error([]) is None
+
+
+def test_task_metrics_give_pass_hat_k_and_a_standard_error_over_tasks():
+    # task a: 2 of 4 correct -> pass^2 = 1/6; task b: 4 of 4 -> 1
+    tasks = {
+        "a": [{"correct": c, "answer": str(i)} for i, c in enumerate([True, False, True, False])],
+        "b": [{"correct": True, "answer": "7"} for _ in range(4)],
+    }
+    metrics = task_metrics(tasks, ks=[2])
+    assert metrics["pass^2"] == pytest.approx((1 / 6 + 1) / 2)
+    assert metrics["stderr"]["pass^2"] == pytest.approx((1 - 1 / 6) / 2)  # two values: |a - b| / 2
+    assert metrics["stderr"]["pass@1"] == pytest.approx((1 - 0.5) / 2)
+    assert metrics["pass^1"] == metrics["pass@1"] == pytest.approx(0.75)
+
+
 def test_task_metrics_leave_out_k_beyond_the_samples_per_task():
     metrics = task_metrics({"a": [{"correct": True, "answer": None}]}, ks=[1, 4])
     assert "pass@4" not in metrics and metrics["pass@1"] == 1.0
@@ -94,3 +122,35 @@ def test_maj_at_k_clusters_answers_with_the_envs_equivalence():
     assert majority_correct(answers, correct, k=4, same=same) is True  # one answer in three forms: the majority
     samples = {0: [{"answer": a, "correct": c} for a, c in zip(answers, correct)]}
     assert task_metrics(samples, ks=[4], same=same)["maj@4"] == 1.0
+
+
+def test_groups_average_their_envs_pass_at_1_unweighted_and_overall_averages_the_groups():
+    from envgym.agents.evaluation.metrics import group_table
+
+    envs = {"a": {"pass@1": 0.5}, "b": {"pass@1": 1.0}, "c": {"pass@1": 0.0}, "d": {"pass@1": 0.9}}
+    table = group_table(envs, {"a": "ast", "b": "ast", "c": "multi-turn"})  # d has no group: left out
+    assert table["groups"] == {
+        "ast": {"envs": ["a", "b"], "pass@1": 0.75},
+        "multi-turn": {"envs": ["c"], "pass@1": 0.0},
+    }
+    assert table["overall"] == pytest.approx(0.375)  # not (0.5 + 1 + 0) / 3: groups weigh the same
+    assert group_table(envs, {}) == {}
+
+
+def test_failure_reasons_count_the_verifiers_failure_kind_on_the_last_turn():
+    from envgym.agents.evaluation.metrics import score_breakdown
+
+    def episode(kind):
+        return {"turns": [{"info": {"call_failure": kind}, "terminated": True}], "error": None}
+
+    breakdown = score_breakdown([episode("wrong_value"), episode("wrong_value"), episode("no_call"), episode(None)])
+    assert breakdown["failure_reasons"] == {"wrong_value": 2, "no_call": 1}
+
+
+def test_one_task_has_no_standard_error_and_the_report_shows_the_mean_alone():
+    from envgym.agents.evaluation.report import table_rows
+
+    metrics = task_metrics({"a": [{"correct": True, "answer": "7"}, {"correct": False, "answer": "8"}]}, ks=[1])
+    assert metrics["stderr"]["pass@1"] is None
+    _, rows = table_rows({"envs": {"x/Y-v0": {"pass@1": metrics["pass@1"], "stderr": metrics["stderr"]}}})
+    assert "0.500" in rows[0] and not any("±" in cell for cell in rows[0])

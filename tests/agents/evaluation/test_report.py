@@ -2,10 +2,10 @@
 reports from its files."""
 
 import pytest
+from helpers.report_runs import ENV, write_run
 
 from envgym.agents.evaluation.report import read_run, write_reports
 from envgym.agents.evaluation.report_transcripts import page_name
-from helpers.report_runs import ENV, write_run
 
 
 def test_the_report_links_each_env_to_its_transcript_page(tmp_path):
@@ -35,3 +35,23 @@ def test_the_pass_at_k_axis_ticks_only_integers():
     low, high = figure.axes[0].get_xlim()
     ticks = [tick for tick in figure.axes[0].get_xticks() if low <= tick <= high]
     assert len(ticks) >= 2 and all(float(tick).is_integer() for tick in ticks), ticks
+
+
+def test_the_report_has_the_group_table_and_a_failed_call_shows_the_expected_call():
+    from envgym.agents.evaluation.report import group_rows, markdown, transcript
+
+    results = {
+        "model": "m",
+        "envs": {"a": {"pass@1": 0.5}, "b": {"pass@1": 0.0}},
+        "groups": {"groups": {"ast": {"envs": ["a", "b"], "pass@1": 0.25}}, "overall": 0.25},
+    }
+    assert group_rows(results)[1] == [["ast", "2", "0.250"], ["overall", "2", "0.250"]]
+    assert "| ast | 2 | 0.250 |" in markdown(results)
+    info = {
+        "call_failure": "wrong_value",
+        "call_failure_reason": "wrong_value: f: argument 'x' is 2; expected one of [3]",
+        "expected_calls": [{"f": {"x": [3]}}],
+    }
+    episode = {"prompt": [], "turns": [{"action": "[f(x=2)]", "observation": [], "info": info, "reward": 0.0}]}
+    text = transcript(episode)
+    assert "argument 'x' is 2; expected one of [3]" in text and 'expected: [{"f": {"x": [3]}}]' in text

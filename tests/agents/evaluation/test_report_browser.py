@@ -8,20 +8,21 @@ import pytest
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from envgym.agents.evaluation.report_compare import write_comparison  # noqa: E402
-from envgym.agents.evaluation.report_transcripts import page_name  # noqa: E402
 from helpers.report_runs import ENV, write_run  # noqa: E402
 
+from envgym.agents.evaluation.report_compare import write_comparison  # noqa: E402
+from envgym.agents.evaluation.report_transcripts import page_name  # noqa: E402
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: apt-get install chromium "
-                                "(scripts/setup.sh installs it)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium on PATH: apt-get install chromium (scripts/setup.sh installs it)"
+)
 
 
 @pytest.fixture(scope="module")
 def run_folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
-    before = write_run(root / "before", "model A", {0: [True, False], 1: [False, False], 2: [True, True]},
-                       hostile=True)
+    before = write_run(root / "before", "model A", {0: [True, False], 1: [False, False], 2: [True, True]}, hostile=True)
     after = write_run(root / "after", "model B", {0: [True, True], 1: [True, False], 2: [False, False]})
     write_comparison(before, after, root)
     return root

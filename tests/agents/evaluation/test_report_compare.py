@@ -4,10 +4,10 @@ and the commands that write it."""
 from html.parser import HTMLParser
 
 import pytest
+from helpers.report_runs import ENV, HOSTILE, write_run
 
 from envgym.agents.evaluation.report_compare import task_passes, write_comparison
 from envgym.agents.evaluation.report_transcripts import page_name
-from helpers.report_runs import ENV, HOSTILE, write_run
 
 
 class TaskRows(HTMLParser):
@@ -35,8 +35,9 @@ def record(correct: bool, error: str | None = None) -> dict:
 
 @pytest.fixture()
 def runs(tmp_path):
-    before = write_run(tmp_path / "before", "model A", {0: [True, False], 1: [False, False], 2: [True, True]},
-                       hostile=True)
+    before = write_run(
+        tmp_path / "before", "model A", {0: [True, False], 1: [False, False], 2: [True, True]}, hostile=True
+    )
     after = write_run(tmp_path / "after", "model B", {0: [True, True], 1: [True, False], 2: [False, False]})
     return before, after, write_comparison(before, after, tmp_path).read_text(encoding="utf-8")
 
@@ -53,8 +54,12 @@ def test_a_task_whose_samples_all_failed_passes_in_no_run():
 
 def test_tasks_that_flipped_are_marked_each_way(runs):
     rows = TaskRows(runs[2]).rows
-    assert [(r["data-task"], r.get("data-flipped")) for r in rows] == [("0", None), ("1", "up"), ("2", "down"),
-                                                                      ("3", None)]
+    assert [(r["data-task"], r.get("data-flipped")) for r in rows] == [
+        ("0", None),
+        ("1", "up"),
+        ("2", "down"),
+        ("3", None),
+    ]
     assert "flipped: fail → pass" in runs[2] and "flipped: pass → fail" in runs[2]
 
 
@@ -66,8 +71,10 @@ def test_each_task_shows_both_runs_transcripts_side_by_side(runs):
 
 def test_the_rewards_table_has_both_runs_the_change_and_the_flip_counts(runs):
     # mean rewards over healthy samples: A 3/6 = 0.5, B 3/6 = 0.5; one task flipped each way
-    assert ("<tr class='env-rewards'><td>math/Calculator-v0</td><td>0.500</td><td>0.500</td><td>+0.000</td>"
-            "<td>0.500</td><td>0.500</td><td>1</td><td>1</td></tr>") in runs[2]
+    assert (
+        "<tr class='env-rewards'><td>math/Calculator-v0</td><td>0.500</td><td>0.500</td><td>+0.000</td>"
+        "<td>0.500</td><td>0.500</td><td>1</td><td>1</td></tr>"
+    ) in runs[2]
 
 
 def test_the_page_links_both_runs_reports_and_escapes_their_text(runs):
@@ -86,7 +93,7 @@ def test_a_task_only_one_run_has_shows_no_samples_on_the_other_side(tmp_path):
 def test_eval_compare_out_writes_the_page(runs, tmp_path):
     from typer.testing import CliRunner
 
-    from envgym.cli import app
+    from envgym.cli.app import app
 
     result = CliRunner().invoke(app, ["eval", "compare", str(runs[0]), str(runs[1]), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
@@ -96,13 +103,12 @@ def test_eval_compare_out_writes_the_page(runs, tmp_path):
 def test_eval_report_rebuilds_a_runs_pages(runs):
     from typer.testing import CliRunner
 
-    from envgym.cli import app
+    from envgym.cli.app import app
 
     (runs[0] / page_name(ENV)).unlink()
     result = CliRunner().invoke(app, ["eval", "report", str(runs[0])])
     assert result.exit_code == 0, result.output
     assert (runs[0] / page_name(ENV)).exists()
-
 
 
 def test_two_runs_of_one_model_are_told_apart_by_their_folders(tmp_path):

@@ -5,9 +5,9 @@ import json
 from html.parser import HTMLParser
 
 import pytest
+from helpers.report_runs import ENV, HOSTILE, write_run
 
 from envgym.agents.evaluation.report_transcripts import MESSAGE_LIMIT, message_html, page_name, transcript_page
-from helpers.report_runs import ENV, HOSTILE, write_run
 
 
 class Elements(HTMLParser):
@@ -36,7 +36,12 @@ def test_every_sample_is_a_row_of_its_env_page(page):
     rows = Elements(page).rows
     assert len(rows) == 5  # 2 tasks x 2 samples, and the sample whose env failed
     assert [(r["data-task"], r["data-outcome"]) for r in rows] == [
-        ("0", "pass"), ("0", "fail"), ("1", "fail"), ("1", "fail"), ("2", "error")]
+        ("0", "pass"),
+        ("0", "fail"),
+        ("1", "fail"),
+        ("1", "fail"),
+        ("2", "error"),
+    ]
 
 
 def test_rows_carry_reward_and_task_id_for_the_filters(page):
@@ -93,8 +98,12 @@ def test_page_names_are_file_names():
 def test_earlier_prompt_messages_are_folded_and_the_task_is_shown():
     from envgym.agents.evaluation.report_transcripts import episode_html
 
-    prompt = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "2+2?"},
-              {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"}]
+    prompt = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": "4"},
+        {"role": "user", "content": "3+3?"},
+    ]
     shown = episode_html({"prompt": prompt, "turns": []})
     folded, _, rest = shown.partition("</details>")
     assert "3 earlier prompt message(s): system, user, assistant" in folded and "be brief" in folded

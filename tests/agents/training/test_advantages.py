@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("torch")  # GRPOConfig lives with the loss
 
 from envgym.agents.training.advantages import discounted_returns, token_advantages, turn_advantages  # noqa: E402
-from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
 
 EPS = 1e-4
 # One group of four one-turn episodes with returns 0, 1, 1, 2: mean 1, unbiased std sqrt(2/3).
@@ -58,13 +58,16 @@ def test_rebn_normalizes_discounted_per_turn_returns_over_the_batch():
     result = advantages("rebn", [[[0.0, 1.0], [0.0]]], gamma=0.5)
     values = [0.5, 1.0, 0.0]
     mean, std = 0.5, math.sqrt(((0.0) ** 2 + 0.5**2 + 0.5**2) / 2)
-    assert result == [[pytest.approx([(v - mean) / (std + EPS) for v in values[:2]]), pytest.approx([(0.0 - mean) / (std + EPS)])]]
+    assert result == [
+        [pytest.approx([(v - mean) / (std + EPS) for v in values[:2]]), pytest.approx([(0.0 - mean) / (std + EPS)])]
+    ]
     assert result[0][0][0] == pytest.approx(0.0)  # the first turn's return equals the batch mean
 
 
 def test_gdpo_normalizes_each_component_in_the_group_then_over_the_batch():
-    components = [[[{"correct": 1.0, "format": 0.0}], [{"correct": 0.0, "format": 0.1}],
-                   [{"correct": 0.0, "format": 0.0}]]]
+    components = [
+        [[{"correct": 1.0, "format": 0.0}], [{"correct": 0.0, "format": 0.1}], [{"correct": 0.0, "format": 0.0}]]
+    ]
     rewards = [[[1.0], [0.1], [0.0]]]
     # correct: values 1,0,0 -> mean 1/3, std sqrt(1/3); format: 0,0.1,0 -> mean 1/30, std 0.1*sqrt(1/3)
     s = math.sqrt(1 / 3)

@@ -6,34 +6,43 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers.say_a_digit import SayADigit
+from helpers.tiny_models import tiny_model_path
+
 import envgym  # noqa: E402
 from envgym.agents.training import trainer as trainer_module
 from envgym.agents.training.batching import batch_cost, micro_batches, pad_batch
-from envgym.agents.training.grpo import GRPOConfig
+from envgym.agents.training.config import GRPOConfig
 from envgym.agents.training.trainer import GRPOTrainer
 from envgym.agents.trajectory import Trajectory
-from helpers.say_a_digit import SayADigit
-from helpers.tiny_models import tiny_model_path
 
 TEMPERATURE = 0.7
 
 
 def row(prompt, completion, mask=None):
     mask = mask or [1] * len(completion)
-    trajectory = Trajectory(episode=envgym.Episode(env_id="x", task_id="t", prompt=[]), prompt_ids=list(prompt),
-                            completion_ids=list(completion), logprobs=[0.0] * len(completion), loss_mask=mask,
-                            turn_ends=[len(completion) - 1], turn_rewards=[0.0], turn_reward_components=[{}],
-                            truncated=False, group_id="g")
+    trajectory = Trajectory(
+        episode=envgym.Episode(env_id="x", task_id="t", prompt=[]),
+        prompt_ids=list(prompt),
+        completion_ids=list(completion),
+        logprobs=[0.0] * len(completion),
+        loss_mask=mask,
+        turn_ends=[len(completion) - 1],
+        turn_rewards=[0.0],
+        turn_reward_components=[{}],
+        truncated=False,
+        group_id="g",
+    )
     return trajectory, mask, [0.5] * len(completion)
 
 
 ROWS = [
     row([5, 9, 13, 22, 7], [40, 41, 42, 2]),
     row([5, 9, 13, 22, 7], [40, 44]),
-    row([5, 9, 13, 22, 7], [43]),                                    # one token: predicted by the prompt alone
+    row([5, 9, 13, 22, 7], [43]),  # one token: predicted by the prompt alone
     row([8, 3], [30, 31, 32, 33, 34, 35], mask=[1, 1, 0, 0, 1, 1]),  # env tokens inside (mask 0)
     row([8, 3], [30, 36, 37]),
-    row([11, 12, 14, 15, 16, 17, 18, 19], [50, 51, 52]),            # the longest prompt, alone
+    row([11, 12, 14, 15, 16, 17, 18, 19], [50, 51, 52]),  # the longest prompt, alone
 ]
 
 
@@ -56,8 +65,8 @@ def alone(model, rows):
     out = []
     for trajectory, mask, _ in rows:
         ids = torch.tensor([trajectory.prompt_ids + trajectory.completion_ids])
-        logits = model(input_ids=ids).logits[0, len(trajectory.prompt_ids) - 1:-1] / TEMPERATURE
-        logprobs = torch.log_softmax(logits, -1).gather(-1, ids[0, len(trajectory.prompt_ids):, None])[:, 0]
+        logits = model(input_ids=ids).logits[0, len(trajectory.prompt_ids) - 1 : -1] / TEMPERATURE
+        logprobs = torch.log_softmax(logits, -1).gather(-1, ids[0, len(trajectory.prompt_ids) :, None])[:, 0]
         out.append(logprobs[torch.tensor(mask, dtype=torch.bool)])
     return out
 

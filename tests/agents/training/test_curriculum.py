@@ -6,7 +6,7 @@ import pytest
 from envgym.agents.training.curriculum import LevelCurriculum
 
 
-def play(curriculum, steps, skill_at, groups=4, group_size=4, seed=0):
+def play(curriculum, steps, skill_at, groups=4, num_generations=4, seed=0):
     """Drive the curriculum like the trainer does: draw a level per group, report its episode rewards. An episode
     on level L passes when L < skill_at(step) (the toy model has mastered the levels below its skill). Returns
     the frontier after each step."""
@@ -15,7 +15,7 @@ def play(curriculum, steps, skill_at, groups=4, group_size=4, seed=0):
     for step in range(steps):
         for _ in range(groups):
             level = curriculum.draw(rng)
-            curriculum.update(level, [float(level < skill_at(step))] * group_size)
+            curriculum.update(level, [float(level < skill_at(step))] * num_generations)
         frontiers.append(curriculum.frontier)
     return frontiers
 
@@ -70,8 +70,11 @@ def test_levels_as_a_list_of_argument_mappings():
 def test_metrics_report_the_level_pool_and_numeric_values():
     curriculum = LevelCurriculum({"difficulty": [1, 2], "style": ["a", "b"]}, window=2)
     curriculum.update(0, [1.0, 1.0])
-    assert curriculum.metrics("curriculum/x") == {"curriculum/x/level": 1, "curriculum/x/pool_size": 1,
-                                                  "curriculum/x/difficulty": 2}
+    assert curriculum.metrics("curriculum/x") == {
+        "curriculum/x/level": 1,
+        "curriculum/x/pool_size": 1,
+        "curriculum/x/difficulty": 2,
+    }
 
 
 def test_state_round_trips_through_a_checkpoint_dict():
@@ -84,14 +87,17 @@ def test_state_round_trips_through_a_checkpoint_dict():
     assert [curriculum.draw(rng_a) for _ in range(20)] == [restored.draw(rng_b) for _ in range(20)]
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"levels": {"difficulty": [1]}}, "at least two levels"),
-    ({"levels": {"difficulty": [1, 2], "digits": [1]}}, "equally long"),
-    ({"levels": {"difficulty": [1, 2]}, "band": [0.8, 0.2]}, "low < high"),
-    ({"levels": {"difficulty": [1, 2]}, "window": 0}, "window"),
-    ({"levels": {"difficulty": [1, 2]}, "speed": 3}, "unknown keys"),
-    ({"band": [0.2, 0.8]}, "needs levels"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"levels": {"difficulty": [1]}}, "at least two levels"),
+        ({"levels": {"difficulty": [1, 2], "digits": [1]}}, "equally long"),
+        ({"levels": {"difficulty": [1, 2]}, "band": [0.8, 0.2]}, "low < high"),
+        ({"levels": {"difficulty": [1, 2]}, "window": 0}, "window"),
+        ({"levels": {"difficulty": [1, 2]}, "speed": 3}, "unknown keys"),
+        ({"band": [0.2, 0.8]}, "needs levels"),
+    ],
+)
 def test_a_bad_recipe_curriculum_is_refused_with_what_is_accepted(data, message):
     with pytest.raises(ValueError, match=message):
         LevelCurriculum.from_dict(data, "recipe.yaml: curriculum")

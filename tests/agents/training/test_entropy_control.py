@@ -7,9 +7,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from envgym.agents.training.entropy_control import (clip_cov_selection, kl_cov_selection,  # noqa: E402
-                                                    token_covariance, token_entropies)
-from envgym.agents.training.grpo import GRPOConfig, policy_loss  # noqa: E402
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
+from envgym.agents.training.entropy_control import (
+    clip_cov_selection,
+    kl_cov_selection,  # noqa: E402
+    token_covariance,
+    token_entropies,
+)
+from envgym.agents.training.grpo import policy_loss  # noqa: E402
 
 # Three policy tokens and one padding token. Mean logprob -2 and mean advantage 0 over the policy tokens, so
 # Cov = (lp + 2) * A = (1)(1), (0)(1), (-1)(-2) = 1, 0, 2; the padding token gets 0 whatever its values.
@@ -29,18 +34,31 @@ def test_clip_cov_takes_every_band_token_when_the_budget_allows():
 
 
 def test_clip_cov_draws_its_budget_at_random_from_the_band():
-    picks = {tuple(clip_cov_selection(COV, MASK, ratio=0.01, low=1.0, high=5.0,
-                                      generator=torch.Generator().manual_seed(seed))[0].tolist()) for seed in range(20)}
+    picks = {
+        tuple(
+            clip_cov_selection(COV, MASK, ratio=0.01, low=1.0, high=5.0, generator=torch.Generator().manual_seed(seed))[
+                0
+            ].tolist()
+        )
+        for seed in range(20)
+    }
     assert picks == {(False, True, False, False), (False, False, True, False)}  # max(0.01 * 3, 1) = one token
 
 
 def test_clip_cov_skips_tokens_whose_clip_is_already_active():
     already = torch.tensor([[False, True, False, False]])
-    assert clip_cov_selection(COV, MASK, 1.0, 1.0, 5.0, already_clipped=already).tolist() == [[False, False, True, False]]
+    assert clip_cov_selection(COV, MASK, 1.0, 1.0, 5.0, already_clipped=already).tolist() == [
+        [False, False, True, False]
+    ]
 
 
-@pytest.mark.parametrize("ratio,expected", [(0.5, [False, False, True, False]),  # max(int(1.5), 1) = 1
-                                            (0.7, [False, True, True, False])])  # int(2.1) = 2
+@pytest.mark.parametrize(
+    "ratio,expected",
+    [
+        (0.5, [False, False, True, False]),  # max(int(1.5), 1) = 1
+        (0.7, [False, True, True, False]),
+    ],
+)  # int(2.1) = 2
 def test_kl_cov_takes_the_top_share_by_covariance_among_policy_tokens(ratio, expected):
     assert kl_cov_selection(COV, MASK, ratio).tolist() == [expected]
 
@@ -69,36 +87,64 @@ def test_token_entropies_are_hand_computed_and_scattered_to_policy_positions():
     mask = torch.tensor([[0.0, 1.0, 1.0]])
     entropy = token_entropies(logits, mask)
     # uniform over 4: log 4; (3/4, 1/4): -(3/4 log 3/4 + 1/4 log 1/4)
-    assert entropy.tolist() == [[0.0, pytest.approx(math.log(4)), pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))]]
+    assert entropy.tolist() == [
+        [0.0, pytest.approx(math.log(4)), pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))]
+    ]
 
 
 def test_the_entropy_bonus_lowers_the_loss_by_c_times_the_mean_entropy():
     logp = LOGP[:, :3]
     entropy = torch.tensor([[1.0, 2.0, 3.0]])
     base, _ = policy_loss(logp, logp, ADV[:, :3], MASK[:, :3], GRPOConfig(), num_sequences=1, num_tokens=3)
-    bonus, _ = policy_loss(logp, logp, ADV[:, :3], MASK[:, :3], GRPOConfig(entropy_coef=0.1), num_sequences=1,
-                           num_tokens=3, entropy=entropy)
+    bonus, _ = policy_loss(
+        logp,
+        logp,
+        ADV[:, :3],
+        MASK[:, :3],
+        GRPOConfig(entropy_coef=0.1),
+        num_sequences=1,
+        num_tokens=3,
+        entropy=entropy,
+    )
     assert bonus.item() == pytest.approx(base.item() - 0.1 * 2.0)
 
 
-@pytest.mark.parametrize("fields,message", [({"entropy_control": "clip"}, "entropy_control must be one of"),
-                                            ({"entropy_coef": -1.0}, "entropy_coef must be >= 0"),
-                                            ({"clip_cov_lb": 5.0, "clip_cov_ub": 1.0}, "clip_cov_lb < clip_cov_ub")])
+@pytest.mark.parametrize(
+    "fields,message",
+    [
+        ({"entropy_control": "clip"}, "entropy_control must be one of"),
+        ({"entropy_coef": -1.0}, "entropy_coef must be >= 0"),
+        ({"clip_cov_lb": 5.0, "clip_cov_ub": 1.0}, "clip_cov_lb < clip_cov_ub"),
+    ],
+)
 def test_bad_entropy_settings_are_refused(fields, message):
     with pytest.raises(ValueError, match=message):
         GRPOConfig(**fields)
 
 
 def test_the_trainer_runs_with_an_entropy_bonus_and_kl_cov():
+    from helpers.tiny_models import tiny_model_path
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envgym.agents.training.trainer import GRPOTrainer
-    from helpers.tiny_models import tiny_model_path
 
     path = tiny_model_path()
-    config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=4, max_turns=1, max_steps=1,
-                        entropy_coef=0.01, entropy_control="kl_cov", kl_cov_ratio=0.5)
-    trainer = GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path),
-                          "games/GuessNumber-v0", config, device="cpu", env_kwargs={"high": 3})
+    config = GRPOConfig(
+        num_generations=2,
+        num_tasks_per_step=1,
+        max_completion_length=4,
+        max_steps=1,
+        entropy_coef=0.01,
+        entropy_control="kl_cov",
+        kl_cov_ratio=0.5,
+    )
+    trainer = GRPOTrainer(
+        AutoModelForCausalLM.from_pretrained(path),
+        AutoTokenizer.from_pretrained(path),
+        "games/GuessNumber-v0",
+        config,
+        device="cpu",
+        env_kwargs={"high": 3, "max_turns": 1},
+    )
     metrics = trainer.train_step()
     assert 0.0 < metrics["cov_selected_fraction"] <= 0.5 + 1e-9 and math.isfinite(metrics["loss"])

@@ -8,27 +8,38 @@ import pytest
 
 pytest.importorskip("torch")
 
-from rich.console import Console  # noqa: E402
-
-from envgym.agents.cli_output import StepProgress, training_callback  # noqa: E402
-from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
-from envgym.agents.training.learning_signal import learning_signal  # noqa: E402
-from envgym.agents.trajectory import Trajectory  # noqa: E402
-from envgym.episode import Episode  # noqa: E402
 from helpers.add_numbers import AddNumbers  # noqa: E402
 from helpers.tiny_models import tiny_model_path  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
+from envgym.agents.training.learning_signal import learning_signal  # noqa: E402
+from envgym.agents.trajectory import Trajectory  # noqa: E402
+from envgym.cli.output import StepProgress, training_callback  # noqa: E402
+from envgym.episode import Episode  # noqa: E402
 
 
 def trajectory(reward: float, finish: str = "stop") -> Trajectory:
     episode = Episode(env_id="test", task_id="t", prompt=[])
     episode.add_turn("answer", [], reward, True, False, {"finish_reason": finish})
-    return Trajectory(episode=episode, prompt_ids=[1], completion_ids=[2], logprobs=[0.0], loss_mask=[1],
-                      turn_ends=[0], turn_rewards=[reward], turn_reward_components=[{}], truncated=False, group_id="g")
+    return Trajectory(
+        episode=episode,
+        prompt_ids=[1],
+        completion_ids=[2],
+        logprobs=[0.0],
+        loss_mask=[1],
+        turn_ends=[0],
+        turn_rewards=[reward],
+        turn_reward_components=[{}],
+        truncated=False,
+        group_id="g",
+    )
 
 
 def test_groups_with_equal_rewards_are_counted_and_no_warning_while_one_group_differs():
-    signal = learning_signal([[trajectory(0.0), trajectory(0.0)], [trajectory(0.0), trajectory(1.0)]],
-                             GRPOConfig(num_generations=2))
+    signal = learning_signal(
+        [[trajectory(0.0), trajectory(0.0)], [trajectory(0.0), trajectory(1.0)]], GRPOConfig(num_generations=2)
+    )
     assert signal == {"zero_advantage_groups": 1}
 
 
@@ -37,7 +48,8 @@ def test_a_group_with_tied_outcomes_but_different_step_rewards_has_signal():
         t = trajectory(0.0)
         t.completion_ids = [2, 3]
         t.episode.metadata["process_rewards"] = {
-            "steps": {"rewards": step_rewards, "spans": [(0, 1), (1, 2)], "credit": "min", "weight": 1.0}}
+            "steps": {"rewards": step_rewards, "spans": [(0, 1), (1, 2)], "credit": "min", "weight": 1.0}
+        }
         return t
 
     config = GRPOConfig(num_generations=2)
@@ -68,7 +80,7 @@ def test_when_every_group_is_flat_the_warning_names_causes_and_remedies():
 
 
 def test_a_run_on_equal_rewards_warns_in_metrics_and_on_the_console(tmp_path):
-    from envgym.agents.training.train_cli import load_model
+    from envgym.agents.engines.models import load_model
     from envgym.agents.training.trainer import GRPOTrainer
 
     model, tokenizer = load_model(tiny_model_path())

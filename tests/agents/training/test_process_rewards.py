@@ -7,8 +7,12 @@ pytest.importorskip("torch")
 
 import envgym  # noqa: E402
 from envgym.agents.training.advantages import step_advantages, step_returns  # noqa: E402
-from envgym.agents.training.process_rewards import (apply_process_rewards, process_token_advantages,  # noqa: E402
-                                                    segment_steps, step_token_spans)
+from envgym.agents.training.process_rewards import (
+    apply_process_rewards,
+    process_token_advantages,  # noqa: E402
+    segment_steps,
+    step_token_spans,
+)
 from envgym.agents.trajectory import Trajectory  # noqa: E402
 from envgym.rewards import RewardSpec  # noqa: E402
 
@@ -54,9 +58,8 @@ def test_step_advantages_normalize_the_returns_over_the_groups_steps():
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from transformers import AutoTokenizer
-
     from helpers.tiny_models import tiny_model_path
+    from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(tiny_model_path())
 
@@ -84,18 +87,31 @@ def _multi_turn(tokenizer, turns, env_text="<tool_response>5</tool_response>"):
         mask += [1] * len(ids)
         ends.append(len(completion) - 1)
     episode = envgym.Episode(env_id="t", task_id="0", prompt=[{"role": "user", "content": "What is 12 + 7?"}])
-    return Trajectory(episode, [1], completion, [0.0] * len(completion), mask, ends, [0.0] * len(turns),
-                      [{} for _ in turns], False, "0")
+    return Trajectory(
+        episode,
+        [1],
+        completion,
+        [0.0] * len(completion),
+        mask,
+        ends,
+        [0.0] * len(turns),
+        [{} for _ in turns],
+        False,
+        "0",
+    )
 
 
-RULE = {"components": [{"name": "steps", "source": "process", "segment": "lines", "rule": r"=\s*\d",
-                        "credit": "min", "weight": 2.0}]}
+RULE = {
+    "components": [
+        {"name": "steps", "source": "process", "segment": "lines", "rule": r"=\s*\d", "credit": "min", "weight": 2.0}
+    ]
+}
 
 
 def test_rule_scores_and_token_spans_are_recorded_per_step_across_turns(tokenizer):
     component = RewardSpec.from_dict(RULE).of_kind("process")[0]
     trajectory = _multi_turn(tokenizer, ["12 + 7 = 19\nso the sum", "The answer is 19 = 19"])
-    apply_process_rewards([[trajectory]], component, tokenizer, lambda t: "q", lambda t: None)
+    apply_process_rewards([[trajectory]], component, tokenizer, lambda t: "What is 12 + 7?", lambda t: None)
     record = trajectory.episode.metadata["process_rewards"]["steps"]
     assert record["rewards"] == [1.0, 0.0, 1.0] and record["credit"] == "min" and record["weight"] == 2.0
     texts = [tokenizer.decode(trajectory.completion_ids[a:b]).strip() for a, b in record["spans"]]
@@ -106,8 +122,8 @@ def test_rule_scores_and_token_spans_are_recorded_per_step_across_turns(tokenize
 def test_each_token_of_step_k_gets_step_ks_advantage_and_env_tokens_none(tokenizer):
     component = RewardSpec.from_dict(RULE).of_kind("process")[0]
     good = _multi_turn(tokenizer, ["12 + 7 = 19", "The answer is 19 = 19"])  # rewards (1, 1): min returns (1, 1)
-    bad = _multi_turn(tokenizer, ["12 + 7 is big", "The answer is 19 = 19"])  # rewards (0, 1): min returns (0, 1)
-    apply_process_rewards([[good, bad]], component, tokenizer, lambda t: "q", lambda t: None)
+    bad = _multi_turn(tokenizer, ["12 + 7 is big", "12 + 7 = 19"])  # rewards (0, 1): min returns (0, 1)
+    apply_process_rewards([[good, bad]], component, tokenizer, lambda t: "What is 12 + 7?", lambda t: None)
     [[good_tokens, bad_tokens]] = process_token_advantages([[good, bad]], 0.0)
     # returns (1, 1, 0, 1): mean 3/4, std 1/2 -> advantages (0.5, 0.5, -1.5, 0.5), times the weight 2
     for trajectory, tokens, expected in ((good, good_tokens, [1.0, 1.0]), (bad, bad_tokens, [-3.0, 1.0])):
@@ -118,30 +134,88 @@ def test_each_token_of_step_k_gets_step_ks_advantage_and_env_tokens_none(tokeniz
         assert env_tokens and all(tokens[j] == 0.0 for j in env_tokens)
 
 
-def test_a_step_judge_that_gives_no_score_fails_the_episode(tokenizer):
+def test_a_step_judge_reply_without_a_score_scores_the_step_0(tokenizer):
     from helpers.scripted_judge import scripted_judge
 
     with scripted_judge(lambda body: "I cannot tell.") as server:
-        spec = {"components": [{"name": "steps", "source": "process", "scorer": "judge", "base_url": server.base_url,
-                                "model": "m", "retries": 0}]}
+        spec = {
+            "components": [
+                {
+                    "name": "steps",
+                    "source": "process",
+                    "scorer": "judge",
+                    "base_url": server.base_url,
+                    "model": "m",
+                    "retries": 0,
+                }
+            ]
+        }
         component = RewardSpec.from_dict(spec).of_kind("process")[0]
         trajectory = _multi_turn(tokenizer, ["12 + 7 = 19\nso 19"])
         apply_process_rewards([[trajectory]], component, tokenizer, lambda t: "q", lambda t: None)
-    assert trajectory.failed and "process reward 'steps' failed: the step judge gave no score" in trajectory.error
+    assert not trajectory.failed and trajectory.episode.metadata["process_rewards"]["steps"]["rewards"] == [0.0, 0.0]
 
 
 def test_a_step_judge_scores_each_step_with_the_steps_before_it(tokenizer):
-    from helpers.scripted_judge import scripted_judge, user_text
+    from helpers.scripted_judge import responses_of, scripted_judge
 
     def reply(body):
-        last = user_text(body).rsplit("\n", 1)[-1]
-        return "Score: 10" if "=" in last else "Score: 5"
+        last = responses_of(body)[0].rsplit("\n", 1)[-1]
+        return '{"score": 10}' if "=" in last else '{"score": 5}'
 
     with scripted_judge(reply) as server:
-        spec = {"components": [{"name": "steps", "source": "process", "scorer": "judge", "base_url": server.base_url,
-                                "model": "m", "retries": 0}]}
+        spec = {
+            "components": [
+                {
+                    "name": "steps",
+                    "source": "process",
+                    "scorer": "judge",
+                    "base_url": server.base_url,
+                    "model": "m",
+                    "retries": 0,
+                }
+            ]
+        }
         component = RewardSpec.from_dict(spec).of_kind("process")[0]
         trajectory = _multi_turn(tokenizer, ["12 + 7 = 19\nso the sum"])
         apply_process_rewards([[trajectory]], component, tokenizer, lambda t: "What is 12 + 7?", lambda t: None)
-        assert "Response to grade:\n12 + 7 = 19\nso the sum" in user_text(server.requests[1])
+        assert responses_of(server.requests[1]) == ["12 + 7 = 19\nso the sum"]
     assert trajectory.episode.metadata["process_rewards"]["steps"]["rewards"] == [1.0, 0.5]
+
+
+def _step_rewards(tokenizer, turns, question="What is 12 * 3 + 7?", verdict=None):
+    component = RewardSpec.from_dict(RULE).of_kind("process")[0]
+    trajectory = _multi_turn(tokenizer, turns)
+    apply_process_rewards([[trajectory]], component, tokenizer, lambda t: question, lambda t: None, lambda t: verdict)
+    return trajectory.episode.metadata["process_rewards"]["steps"]["rewards"]
+
+
+def test_a_false_step_gets_no_step_credit(tokenizer):
+    assert _step_rewards(tokenizer, ["12 * 3 = 99\n99 + 7 = 106"]) == [0.0, 0.0]
+    assert _step_rewards(tokenizer, ["12 * 3 = 36\n36 + 7 = 43"]) == [1.0, 1.0]
+
+
+def test_padding_with_true_steps_that_use_nothing_in_play_earns_nothing(tokenizer):
+    padded = ["12 * 3 = 36", "1 + 1 = 2", "2 + 2 = 4", "36 + 7 = 43", "36 + 7 = 43"]
+    assert _step_rewards(tokenizer, ["\n".join(padded)]) == [1.0, 0.0, 0.0, 1.0, 0.0]  # unrelated, repeated: 0
+
+
+def test_step_credit_never_exceeds_the_final_verdict(tokenizer):
+    assert _step_rewards(tokenizer, ["12 * 3 = 36\n36 + 7 = 43"], verdict=0.0) == [0.0, 0.0]
+    assert _step_rewards(tokenizer, ["The answer is 43 = 43"], verdict=0.0) == [0.0]  # a one-line wrong reply
+    assert _step_rewards(tokenizer, ["12 * 3 = 36\n36 + 7 = 43"], verdict=1.0) == [1.0, 1.0]
+
+
+def test_the_trainer_caps_step_credit_with_the_envs_verdict(tokenizer):
+    from helpers.played import played
+
+    from envgym.agents.training.group_rewards import apply_group_rewards
+
+    spec = RewardSpec.from_dict({"components": [{"name": "correct", "source": "env"}, *RULE["components"]]})
+    env = envgym.make("math/Arithmetic-v0", difficulty=1, reward=spec)
+    env.reset(seed=0, options={"task_index": 0})
+    wrong = played(env, 0, "\\boxed{12345} = 12345")
+    wrong.completion_ids = tokenizer("12345 = 12345", add_special_tokens=False)["input_ids"]
+    wrong.loss_mask, wrong.turn_ends = [1] * len(wrong.completion_ids), [len(wrong.completion_ids) - 1]
+    apply_group_rewards([[wrong]], spec, env, tokenizer=tokenizer)
+    assert wrong.episode.metadata["process_rewards"]["steps"]["rewards"] == [0.0]

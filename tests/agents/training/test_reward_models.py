@@ -10,15 +10,22 @@ torch = pytest.importorskip("torch")
 
 def _build(path, num_labels: int = 1) -> str:
     """A tiny LlamaForSequenceClassification with the tiny tokenizer, saved to ``path``."""
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForSequenceClassification
-
     from helpers.tiny_models import tiny_model_path
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, num_labels=num_labels,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_labels=num_labels,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     LlamaForSequenceClassification(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
@@ -35,9 +42,20 @@ def _played(env, responses):
         episode = envgym.Episode(env_id="test", task_id=env.task.id, prompt=messages)
         _, reward, terminated, truncated, info = env.step(response)
         turn = episode.add_turn(response, [], reward, terminated, truncated, info)
-        out.append(Trajectory(episode=episode, prompt_ids=[1], completion_ids=[2], logprobs=[0.0], loss_mask=[1],
-                              turn_ends=[0], turn_rewards=[turn.reward], turn_reward_components=[{}], truncated=False,
-                              group_id="0"))
+        out.append(
+            Trajectory(
+                episode=episode,
+                prompt_ids=[1],
+                completion_ids=[2],
+                logprobs=[0.0],
+                loss_mask=[1],
+                turn_ends=[0],
+                turn_rewards=[turn.reward],
+                turn_reward_components=[{}],
+                truncated=False,
+                group_id="0",
+            )
+        )
     return out
 
 
@@ -57,8 +75,9 @@ def test_the_value_is_the_models_logit_for_the_conversation_text(reward_model_pa
     tokenizer = AutoTokenizer.from_pretrained(reward_model_path)
     model = AutoModelForSequenceClassification.from_pretrained(reward_model_path).eval()
     for question, response, score in zip(questions, responses, scores):  # one text at a time, no padding
-        text = tokenizer.apply_chat_template([{"role": "user", "content": question},
-                                              {"role": "assistant", "content": response}], tokenize=False)
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": question}, {"role": "assistant", "content": response}], tokenize=False
+        )
         ids = tokenizer(text, return_tensors="pt", add_special_tokens=False)
         with torch.no_grad():
             assert score == pytest.approx(float(model(**ids).logits[0, 0]), abs=1e-5)
@@ -88,13 +107,23 @@ def test_the_trainer_adds_the_reward_models_score_weighted_to_each_episode(rewar
 
 
 def test_a_reward_model_server_that_cannot_be_reached_fails_the_episodes():
+    from helpers.openai_server import free_port
+
     import envgym
     from envgym.agents.training.group_rewards import apply_group_rewards
     from envgym.rewards import RewardSpec
-    from helpers.openai_server import free_port
 
-    spec = {"components": [{"name": "rm", "source": "reward_model", "url": f"http://127.0.0.1:{free_port()}/score",
-                            "retries": 0, "timeout": 2.0}]}
+    spec = {
+        "components": [
+            {
+                "name": "rm",
+                "source": "reward_model",
+                "url": f"http://127.0.0.1:{free_port()}/score",
+                "retries": 0,
+                "timeout": 2.0,
+            }
+        ]
+    }
     env = envgym.make("math/Arithmetic-v0", reward=spec)
     group = _played(env, ["\\boxed{1}", "\\boxed{2}"])
     apply_group_rewards([group], RewardSpec.from_dict(spec), env)

@@ -9,8 +9,8 @@ pytest.importorskip("torch")
 
 import envgym  # noqa: E402
 from envgym.agents.training.advantages import turn_advantages  # noqa: E402
-from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
-from envgym.rewards import wrapper as reward_wrapper  # noqa: E402
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
+from envgym.rewards import judge_reward  # noqa: E402
 from envgym.verifiers.judge import Judge  # noqa: E402
 
 EPS = GRPOConfig().advantage_epsilon
@@ -18,15 +18,20 @@ EPS = GRPOConfig().advantage_epsilon
 
 def _grading_judge(request: httpx.Request) -> httpx.Response:
     score = 10 if "carefully" in request.read().decode() else 5
-    return httpx.Response(200, json={"choices": [{"message": {"content": f"Score: {score}"}}]})
+    return httpx.Response(200, json={"choices": [{"message": {"content": f'{{"score": {score}}}'}}]})
 
 
 def test_gdpo_normalizes_judge_and_verifier_components_raw_then_weights_them(monkeypatch):
-    judge = Judge("http://judge/v1", "m", retries=0, http_client=httpx.Client(transport=httpx.MockTransport(_grading_judge)))
-    monkeypatch.setattr(reward_wrapper, "shared_judge", lambda component: judge)
-    spec = {"components": [{"name": "correct", "source": "env", "weight": 1.0},
-                           {"name": "judge", "source": "judge", "base_url": "http://judge/v1", "model": "m",
-                            "weight": 0.5}]}
+    judge = Judge(
+        "http://judge/v1", "m", retries=0, http_client=httpx.Client(transport=httpx.MockTransport(_grading_judge))
+    )
+    monkeypatch.setattr(judge_reward, "shared_judge", lambda component: judge)
+    spec = {
+        "components": [
+            {"name": "correct", "source": "env", "weight": 1.0},
+            {"name": "judge", "source": "judge", "base_url": "http://judge/v1", "model": "m", "weight": 0.5},
+        ]
+    }
     env = envgym.make("math/Arithmetic-v0", difficulty=1, reward=spec)
     env.reset(seed=0, options={"task_index": 0})
     right, wrong = f"\\boxed{{{env.task.answer}}}", "\\boxed{-1}"

@@ -12,12 +12,14 @@ import pytest
 
 pytest.importorskip("torch")
 
-from envgym.agents.preflight import BadInput, check_report_to  # noqa: E402
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
 from envgym.agents.training import tracking  # noqa: E402
-from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
+from envgym.cli.preflight import check_report_to
+from envgym.config import BadInput  # noqa: E402
 from envgym.core import Env, Task, action_text  # noqa: E402
 from envgym.tasks.sources import ListTaskSource  # noqa: E402
-from helpers.tiny_models import tiny_model_path  # noqa: E402
 
 INSTALLED = [name for name in tracking.TRACKERS if importlib.util.find_spec(name) is not None]
 PROJECT = "envgym-tests"
@@ -27,8 +29,9 @@ class SayDigit(Env):
     """One turn: reward 1 when the reply's first digit is 7."""
 
     def __init__(self):
-        self.tasks = ListTaskSource([Task(id="digit-7", messages=[{"role": "user", "content": "Say the digit 7."}],
-                                          answer="7")])
+        self.tasks = ListTaskSource(
+            [Task(id="digit-7", messages=[{"role": "user", "content": "Say the digit 7."}], answer="7")]
+        )
 
     def _reset(self, task, options):
         return task.prompt(), {}
@@ -51,21 +54,38 @@ def tracked_run(tmp_path_factory):
     out = root / "tracked-run"
     with pytest.MonkeyPatch.context() as patch:
         # trackio reads TRACKIO_DIR when first imported: set before the trainer imports it
-        for key, value in {"TRACKIO_DIR": root / "trackio", "TRACKIO_PROJECT": PROJECT, "WANDB_MODE": "offline",
-                           "WANDB_DIR": root / "wandb", "WANDB_PROJECT": PROJECT, "WANDB_SILENT": "true"}.items():
+        for key, value in {
+            "TRACKIO_DIR": root / "trackio",
+            "TRACKIO_PROJECT": PROJECT,
+            "WANDB_MODE": "offline",
+            "WANDB_DIR": root / "wandb",
+            "WANDB_PROJECT": PROJECT,
+            "WANDB_SILENT": "true",
+        }.items():
             patch.setenv(key, str(value))
-        config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=3, max_steps=2,
-                            report_to=INSTALLED, report_samples=2)
+        config = GRPOConfig(
+            num_generations=2,
+            num_tasks_per_step=1,
+            max_completion_length=3,
+            max_steps=2,
+            report_to=INSTALLED,
+            report_samples=2,
+        )
         path = tiny_model_path()
-        GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path), SayDigit, config,
-                    device="cpu", out_dir=out).train()
+        GRPOTrainer(
+            AutoModelForCausalLM.from_pretrained(path),
+            AutoTokenizer.from_pretrained(path),
+            SayDigit,
+            config,
+            device="cpu",
+            out_dir=out,
+        ).train()
     lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     return root, out, lines
 
 
 def numeric(line):
-    return {key: float(value) for key, value in line.items()
-            if key != "step" and isinstance(value, (int, float))}
+    return {key: float(value) for key, value in line.items() if key != "step" and isinstance(value, (int, float))}
 
 
 def assert_same_numbers(logged, lines, rel=1e-9):
@@ -102,11 +122,18 @@ def test_a_missing_tracker_library_names_the_extra(monkeypatch):
 
 
 def test_train_refuses_an_unknown_tracker_before_loading_a_model():
-    from envgym.agents.training.train_cli import plan_training
+    from envgym.cli.train import plan_training
 
     with pytest.raises(BadInput, match="unknown tracker 'mlflow'"):
-        plan_training(env="math/Arithmetic-v0", model=tiny_model_path(), config=None, env_kwargs=None, resume=None,
-                      engine="transformers", overrides={"report_to": "mlflow"})
+        plan_training(
+            env="math/Arithmetic-v0",
+            model=tiny_model_path(),
+            config=None,
+            env_kwargs=None,
+            resume=None,
+            engine="transformers",
+            overrides={"report_to": "mlflow"},
+        )
 
 
 def test_wandb_without_credentials_says_how_to_log_offline(tmp_path, monkeypatch):
@@ -164,8 +191,8 @@ def wandb_records(root):
         if block - position % block < 7:  # a block's tail too short for a record header is padding
             position += block - position % block
             continue
-        _, length, kind = struct.unpack("<IHB", data[position:position + 7])
-        pending += data[position + 7:position + 7 + length]
+        _, length, kind = struct.unpack("<IHB", data[position : position + 7])
+        pending += data[position + 7 : position + 7 + length]
         position += 7 + length
         if kind in (1, 4):  # a full record, or the last piece of one
             record = wandb_internal_pb2.Record()
@@ -181,8 +208,9 @@ def test_wandb_offline_history_holds_the_metrics_of_metrics_jsonl(tracked_run):
         if record.WhichOneof("record_type") == "history":
             row = {item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in record.history.item}
             step = row.pop("_step")
-            logged.setdefault(step, {}).update({key: float(value) for key, value in row.items()
-                                                if not key.startswith(("_", "rollouts"))})
+            logged.setdefault(step, {}).update(
+                {key: float(value) for key, value in row.items() if not key.startswith(("_", "rollouts"))}
+            )
     assert_same_numbers(logged, lines)
 
 
@@ -191,8 +219,11 @@ def test_wandb_offline_run_holds_the_config_and_rollout_tables(tracked_run):
     runs = [record.run for record in wandb_records(root) if record.WhichOneof("record_type") == "run"]
     config = {item.key: json.loads(item.value_json) for item in runs[0].config.update}
     assert config["report_samples"] == 2 and config["env"] == "SayDigit"
-    (table_file, *_) = sorted(glob.glob(str(root / "wandb" / "wandb" / "offline-run-*" / "files" / "media" / "table"
-                                            / "rollouts_1_*.table.json")))
+    (table_file, *_) = sorted(
+        glob.glob(
+            str(root / "wandb" / "wandb" / "offline-run-*" / "files" / "media" / "table" / "rollouts_1_*.table.json")
+        )
+    )
     table = json.loads(open(table_file).read())
     assert table["columns"] == tracking.SAMPLE_COLUMNS and len(table["data"]) == 2
 
@@ -210,8 +241,9 @@ def test_trackio_holds_the_metrics_of_metrics_jsonl(tracked_run):
     _, logs = trackio_logs(out)
     logged = {}
     for row in logs:
-        logged.setdefault(row["step"], {}).update({key: float(value) for key, value in row.items()
-                                                   if key not in ("step", "timestamp", "rollouts")})
+        logged.setdefault(row["step"], {}).update(
+            {key: float(value) for key, value in row.items() if key not in ("step", "timestamp", "rollouts")}
+        )
     assert_same_numbers(logged, lines)
 
 
@@ -228,10 +260,22 @@ def test_trackio_holds_the_config_and_rollout_tables(tracked_run):
 def test_eval_refuses_an_unknown_tracker_before_the_model(tmp_path):
     from typer.testing import CliRunner
 
-    from envgym.cli import app
+    from envgym.cli.app import app
 
-    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--model", "no/such-model",
-                                      "--report-to", "mlflow", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--env",
+            "math/Arithmetic-v0",
+            "--model",
+            "no/such-model",
+            "--report-to",
+            "mlflow",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 2 and "unknown tracker 'mlflow'" in result.output
 
 
@@ -239,11 +283,28 @@ def test_eval_sends_each_envs_results_and_samples_to_tensorboard(tmp_path):
     pytest.importorskip("tensorboard")
     from typer.testing import CliRunner
 
-    from envgym.cli import app
+    from envgym.cli.app import app
 
-    result = CliRunner().invoke(app, ["eval", "--env", "math/Arithmetic-v0", "--n", "2", "--n-tasks", "1",
-                                      "--max-new-tokens", "4", "--model", tiny_model_path(), "--out", str(tmp_path),
-                                      "--report-to", "tensorboard"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--env",
+            "math/Arithmetic-v0",
+            "--num-generations",
+            "2",
+            "--n-tasks",
+            "1",
+            "--max-completion-length",
+            "4",
+            "--model",
+            tiny_model_path(),
+            "--out",
+            str(tmp_path),
+            "--report-to",
+            "tensorboard",
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "results.json").read_text())["envs"]["math/Arithmetic-v0"]
     events = tensorboard_events(tmp_path)

@@ -22,8 +22,13 @@ def lines_drawn(monkeypatch):
 
 
 def record(step, reward, correct, calls=None):
-    return {"step": step, "reward_mean": reward, "reward_std": 0.1, "reward/correct": correct,
-            **({} if calls is None else {"tool_calls_mean": calls})}
+    return {
+        "step": step,
+        "reward_mean": reward,
+        "reward_std": 0.1,
+        "reward/correct": correct,
+        **({} if calls is None else {"tool_calls_mean": calls}),
+    }
 
 
 def test_a_shaped_tool_run_draws_the_unshaped_reward_and_the_tool_calls(monkeypatch, tmp_path):

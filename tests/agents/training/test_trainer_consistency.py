@@ -5,20 +5,36 @@ import pytest
 pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
 pytest.importorskip("transformers")
 
-from envgym.agents.training.grpo import GRPOConfig
-from envgym.agents.training.trainer import GRPOTrainer
 from helpers.say_a_digit import SayADigit
 from helpers.tiny_models import tiny_model_path
+
+from envgym.agents.training.config import GRPOConfig
+from envgym.agents.training.trainer import GRPOTrainer
 
 
 def trainer(policy=None, **overrides) -> GRPOTrainer:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = tiny_model_path()
-    config = GRPOConfig(**{"num_generations": 4, "num_tasks_per_step": 2, "max_completion_length": 8,
-                           "learning_rate": 1e-3, "max_steps": 4, "seed": 0, **overrides})
-    return GRPOTrainer(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path), SayADigit,
-                       config, device="cpu", policy=policy)
+    config = GRPOConfig(
+        **{
+            "num_generations": 4,
+            "num_tasks_per_step": 2,
+            "max_completion_length": 8,
+            "learning_rate": 1e-3,
+            "max_steps": 4,
+            "seed": 0,
+            **overrides,
+        }
+    )
+    return GRPOTrainer(
+        AutoModelForCausalLM.from_pretrained(path),
+        AutoTokenizer.from_pretrained(path),
+        SayADigit,
+        config,
+        device="cpu",
+        policy=policy,
+    )
 
 
 class SeparateCopyEngine:

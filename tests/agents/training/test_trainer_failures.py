@@ -10,14 +10,17 @@ import pytest
 pytest.importorskip("torch")  # the [train] extra; a [dev]-only install skips this module
 pytest.importorskip("transformers")
 
-from envgym.agents.training.grpo import GRPOConfig
+from helpers.tiny_models import tiny_model_path
+
+from envgym.agents.training.config import GRPOConfig
 from envgym.agents.training.trainer import GRPOTrainer
 from envgym.core import Env, Task, action_text
 from envgym.tasks.sources import ListTaskSource
-from helpers.tiny_models import tiny_model_path
 
-TASKS = [Task(id="doomed", messages=[{"role": "user", "content": "Say something."}]),
-         Task(id="healthy", messages=[{"role": "user", "content": "Say something else."}])]
+TASKS = [
+    Task(id="doomed", messages=[{"role": "user", "content": "Say something."}]),
+    Task(id="healthy", messages=[{"role": "user", "content": "Say something else."}]),
+]
 
 
 class Faults:
@@ -64,12 +67,26 @@ def tiny():
 
 
 def trainer_for(faults: Faults, **overrides) -> GRPOTrainer:
-    config = GRPOConfig(num_generations=4, num_tasks_per_step=2, max_completion_length=4, learning_rate=1e-3,
-                        max_steps=1, seed=0, step_timeout=1.0, **overrides)
+    config = GRPOConfig(
+        num_generations=4,
+        num_tasks_per_step=2,
+        max_completion_length=4,
+        learning_rate=1e-3,
+        max_steps=1,
+        seed=0,
+        step_timeout=1.0,
+        **overrides,
+    )
     tasks = itertools.cycle([0, 1])  # the first group plays "doomed", the second "healthy"
     model, tokenizer = tiny()
-    return GRPOTrainer(model, tokenizer, lambda: FaultyChatter(faults), config, device="cpu",
-                       task_sampler=lambda step, rng: next(tasks))
+    return GRPOTrainer(
+        model,
+        tokenizer,
+        lambda: FaultyChatter(faults),
+        config,
+        device="cpu",
+        task_sampler=lambda step, rng: next(tasks),
+    )
 
 
 @pytest.fixture()

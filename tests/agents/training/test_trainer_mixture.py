@@ -7,21 +7,26 @@ import pytest
 
 pytest.importorskip("torch")
 
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
 from envgym.agents.training.curriculum import LevelCurriculum  # noqa: E402
-from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
 from envgym.agents.training.mixture import EnvMixture, MixtureMember  # noqa: E402
 from envgym.agents.training.trainer import GRPOTrainer  # noqa: E402
 from envgym.core import Env, Task, action_text  # noqa: E402
 from envgym.tasks.sources import ListTaskSource  # noqa: E402
-from helpers.tiny_models import tiny_model_path  # noqa: E402
 
 
 class SayDigit(Env):
     """One turn: "Say the digit d."; reward 1 when the first digit of the reply is d."""
 
     def __init__(self):
-        self.tasks = ListTaskSource([Task(id=f"digit-{d}", messages=[{"role": "user", "content": f"Say the digit {d}."}],
-                                          answer=str(d)) for d in range(10)])
+        self.tasks = ListTaskSource(
+            [
+                Task(id=f"digit-{d}", messages=[{"role": "user", "content": f"Say the digit {d}."}], answer=str(d))
+                for d in range(10)
+            ]
+        )
 
     def _reset(self, task, options):
         self.answer = task.answer
@@ -36,8 +41,9 @@ class SayLetter(Env):
     """One turn: "Say a letter."; reward 1 when the reply holds a letter."""
 
     def __init__(self):
-        self.tasks = ListTaskSource([Task(id=f"letter-{i}", messages=[{"role": "user", "content": "Say a letter."}])
-                                     for i in range(3)])
+        self.tasks = ListTaskSource(
+            [Task(id=f"letter-{i}", messages=[{"role": "user", "content": "Say a letter."}]) for i in range(3)]
+        )
 
     def _reset(self, task, options):
         return task.prompt(), {}
@@ -129,16 +135,16 @@ def test_resume_draws_the_same_envs_and_tasks_as_the_uninterrupted_run(tmp_path)
 def test_a_task_sampler_is_refused_with_a_mixture():
     model, tokenizer = tiny()
     with pytest.raises(ValueError, match="task_sampler"):
-        GRPOTrainer(model, tokenizer, two_envs(), GRPOConfig(**CONFIG), device="cpu",
-                    task_sampler=lambda step, rng: 0)
+        GRPOTrainer(model, tokenizer, two_envs(), GRPOConfig(**CONFIG), device="cpu", task_sampler=lambda step, rng: 0)
 
 
 def curriculum_run(tmp_path, raise_skill):
     """Twelve steps on ScriptedLevels with a curriculum over difficulty 1..3; the toy skill starts at 1 and, with
     ``raise_skill``, reaches 3 after step 4. Returns each step's curriculum level."""
     SKILL["level"] = 1
-    mixture = EnvMixture([MixtureMember(ScriptedLevels, name="levels",
-                                        curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))])
+    mixture = EnvMixture(
+        [MixtureMember(ScriptedLevels, name="levels", curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))]
+    )
     model, tokenizer = tiny()
     config = GRPOConfig(num_generations=2, num_tasks_per_step=4, max_completion_length=1, max_steps=12, seed=0)
     trainer = GRPOTrainer(model, tokenizer, mixture, config, device="cpu", out_dir=tmp_path)
@@ -156,8 +162,9 @@ def test_the_curriculum_moves_up_as_the_pass_rate_rises(tmp_path):
     assert levels[3] == 1  # difficulty 2 fails at skill 1
     assert levels[-1] == 2
     resumed_model, tokenizer = tiny()
-    mixture = EnvMixture([MixtureMember(ScriptedLevels, name="levels",
-                                        curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))])
+    mixture = EnvMixture(
+        [MixtureMember(ScriptedLevels, name="levels", curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))]
+    )
     resumed = GRPOTrainer(resumed_model, tokenizer, mixture, trainer.config, device="cpu")
     resumed.load_checkpoint(trainer.save_checkpoint())
     assert mixture.members[0].curriculum.state_dict() == trainer.mixture.members[0].curriculum.state_dict()
@@ -170,11 +177,13 @@ def test_the_curriculum_stays_when_the_pass_rate_does_not_rise(tmp_path):
 
 def test_asynchronous_rollouts_report_the_curriculum_of_their_own_batch(tmp_path):
     SKILL["level"] = 3
-    mixture = EnvMixture([MixtureMember(ScriptedLevels, name="levels",
-                                        curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))])
+    mixture = EnvMixture(
+        [MixtureMember(ScriptedLevels, name="levels", curriculum=LevelCurriculum({"difficulty": [1, 2, 3]}, window=8))]
+    )
     model, tokenizer = tiny()
-    config = GRPOConfig(num_generations=2, num_tasks_per_step=4, max_completion_length=1, max_steps=3, seed=0,
-                        async_rollouts=True)
+    config = GRPOConfig(
+        num_generations=2, num_tasks_per_step=4, max_completion_length=1, max_steps=3, seed=0, async_rollouts=True
+    )
     history = GRPOTrainer(model, tokenizer, mixture, config, device="cpu").train()
     # Every batch passes and unlocks the next level; the next batch is already sampled when a step is logged,
     # but each step reports the state its own rollouts left.

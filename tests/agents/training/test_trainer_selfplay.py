@@ -6,13 +6,14 @@ import pytest
 
 pytest.importorskip("torch")
 
+from helpers.tiny_models import tiny_model_path  # noqa: E402
+
 import envgym  # noqa: E402
-from envgym.agents.training.grpo import GRPOConfig  # noqa: E402
+from envgym.agents.training.config import GRPOConfig  # noqa: E402
 from envgym.agents.training.trainer import GRPOTrainer  # noqa: E402
 from envgym.core import Task, action_text  # noqa: E402
 from envgym.multiagent import MultiAgentEnv, SeatTurn  # noqa: E402
 from envgym.tasks import ListTaskSource  # noqa: E402
-from helpers.tiny_models import tiny_model_path  # noqa: E402
 
 
 class Relay(MultiAgentEnv):
@@ -33,8 +34,11 @@ class Relay(MultiAgentEnv):
         other = "b" if agent == "a" else "a"
         score = sum(map(ord, action_text(action))) % 7 / 7
         intro = "You are b. " if self.turn == 1 else ""
-        return SeatTurn({other: [{"role": "user", "content": f"{intro}Your turn."}]},
-                        {agent: {"score": score}, other: {"score": -score}}, None if self.turn == 4 else other)
+        return SeatTurn(
+            {other: [{"role": "user", "content": f"{intro}Your turn."}]},
+            {agent: {"score": score}, other: {"score": -score}},
+            None if self.turn == 4 else other,
+        )
 
 
 class SeatAAlwaysWins(MultiAgentEnv):
@@ -64,8 +68,9 @@ def tiny():
 @pytest.fixture(scope="module")
 def trained():
     model, tokenizer = tiny()
-    config = GRPOConfig(num_generations=4, num_tasks_per_step=1, max_completion_length=4, learning_rate=1e-3,
-                        max_steps=1, seed=3)
+    config = GRPOConfig(
+        num_generations=4, num_tasks_per_step=1, max_completion_length=4, learning_rate=1e-3, max_steps=1, seed=3
+    )
     trainer = GRPOTrainer(model, tokenizer, Relay, config, device="cpu")
     (metrics,) = trainer.train()
     return trainer, metrics
@@ -88,7 +93,9 @@ def test_each_seats_tokens_alone_give_the_parameters_gradient(trained, seat):
     assert metrics["policy_tokens"] > 0 and metrics["grad_norm"] > 0
 
 
-@pytest.mark.parametrize("env_id, kwargs", [("games/TicTacToe-v0", {"opponent": "self"}), ("games/DescribeGuess-v0", {})])
+@pytest.mark.parametrize(
+    "env_id, kwargs", [("games/TicTacToe-v0", {"opponent": "self"}), ("games/DescribeGuess-v0", {})]
+)
 def test_the_registered_two_seat_games_train(env_id, kwargs):
     model, tokenizer = tiny()
     config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=4, max_steps=1)
@@ -100,7 +107,13 @@ def test_the_registered_two_seat_games_train(env_id, kwargs):
 def test_dynamic_sampling_and_the_signal_check_read_each_seat_on_its_own():
     """Across seats the rewards differ (+1, -1), but within each seat they never do: no advantage, no gradient."""
     model, tokenizer = tiny()
-    config = GRPOConfig(num_generations=2, num_tasks_per_step=1, max_completion_length=2, max_steps=1,
-                        dynamic_sampling=True, dynamic_sampling_max_rounds=0)
+    config = GRPOConfig(
+        num_generations=2,
+        num_tasks_per_step=1,
+        max_completion_length=2,
+        max_steps=1,
+        dynamic_sampling=True,
+        dynamic_sampling_max_rounds=0,
+    )
     (metrics,) = GRPOTrainer(model, tokenizer, SeatAAlwaysWins, config, device="cpu").train()
     assert metrics["groups_dropped"] == 1 and metrics["zero_advantage_groups"] == 2 and "warning" in metrics

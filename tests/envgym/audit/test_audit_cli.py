@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 import envgym
-from envgym.cli import app
+from envgym.cli.app import app
 from envgym.core import Env, Task, action_text
 from envgym.tasks.sources import ListTaskSource
 
@@ -16,8 +16,15 @@ class SayYes(Env):
 
     def __init__(self, lenient: bool = False):
         self.lenient = lenient
-        self.tasks = ListTaskSource([Task(id="q", answer="yes", messages=[
-            {"role": "user", "content": "Is water wet? Answer yes or no inside <answer></answer>."}])])
+        self.tasks = ListTaskSource(
+            [
+                Task(
+                    id="q",
+                    answer="yes",
+                    messages=[{"role": "user", "content": "Is water wet? Answer yes or no inside <answer></answer>."}],
+                )
+            ]
+        )
 
     def _reset(self, task, options):
         return task.prompt(), {}
@@ -51,8 +58,15 @@ def test_json_output_has_per_env_results_and_totals(toy_envs):
     env = report["envs"]["toy/SayYes-v0"]
     assert set(env) >= {"strategies", "findings", "timings", "totals", "reference", "notes"}
     assert len(env["strategies"]) > 50 and env["findings"] == []
-    assert set(report["totals"]) >= {"earning", "crashes", "code_executed", "state_leaks", "slow_steps",
-                                     "honest_refused", "max_step_seconds"}
+    assert set(report["totals"]) >= {
+        "earning",
+        "crashes",
+        "code_executed",
+        "state_leaks",
+        "slow_steps",
+        "honest_refused",
+        "max_step_seconds",
+    }
 
 
 def test_findings_exit_1_and_name_env_strategy_and_tasks(toy_envs):
@@ -77,3 +91,23 @@ def test_all_skips_unsafe_envs_unless_asked(scratch_registry, monkeypatch):
     assert list(report["envs"]) == ["toy/SayYes-v0"]
     _, report = run("--all", "--include-unsafe", "--json")
     assert list(report["envs"]) == ["toy/SayYes-v0", "toy/Unsafe-v0"]
+
+
+def test_env_kwargs_reach_the_env_that_is_audited(toy_envs):
+    result, report = run("toy/SayYes-v0", "--env-kwargs", '{"lenient": true}', "--json")
+    assert result.exit_code == 1 and report["totals"]["earning"] >= 1
+    assert report["envs"]["toy/SayYes-v0"]["target"]["env_kwargs"] == {"lenient": True}
+
+
+def test_env_kwargs_that_are_not_a_json_object_are_refused_in_one_line(toy_envs):
+    result = CliRunner().invoke(app, ["audit", "toy/SayYes-v0", "--env-kwargs", "[1]"])
+    assert result.exit_code == 2 and "--env-kwargs must be a JSON object" in result.output
+
+
+def test_the_table_prints_full_ids_that_differ_only_at_the_end(scratch_registry):
+    long_ids = ["toy/AnEnvironmentWithAVeryLongNameIndeed-v0", "toy/AnEnvironmentWithAVeryLongNameIndeed-v1"]
+    for env_id in long_ids:
+        envgym.register(env_id, SayYes, max_turns=1)
+    result = CliRunner().invoke(app, ["audit", *long_ids, "--cue-tasks", "0"])
+    assert result.exit_code == 0, result.output
+    assert all(env_id in result.output for env_id in long_ids)

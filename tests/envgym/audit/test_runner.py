@@ -15,7 +15,7 @@ def last_answer(text):
     """The last <answer>...</answer>, found in linear time (a lazy regex is quadratic on 100 KB of open tags)."""
     end = text.rfind("</answer>")
     start = text.rfind("<answer>", 0, end) if end >= 0 else -1
-    return text[start + len("<answer>"):end] if start >= 0 else None
+    return text[start + len("<answer>") : end] if start >= 0 else None
 
 
 class AddTwoNumbers(Env):
@@ -23,10 +23,16 @@ class AddTwoNumbers(Env):
 
     def __init__(self):
         pairs = [(31, 14), (7, 58), (23, 19)]
-        self.tasks = ListTaskSource([
-            Task(id=f"add-{i}", answer=a + b, messages=[{"role": "user", "content": f"Compute {a} + {b}. Reply as "
-                                                                                     "<answer>N</answer>."}])
-            for i, (a, b) in enumerate(pairs)])
+        self.tasks = ListTaskSource(
+            [
+                Task(
+                    id=f"add-{i}",
+                    answer=a + b,
+                    messages=[{"role": "user", "content": f"Compute {a} + {b}. Reply as <answer>N</answer>."}],
+                )
+                for i, (a, b) in enumerate(pairs)
+            ]
+        )
 
     def _reset(self, task, options):
         return task.prompt(), {}
@@ -94,7 +100,11 @@ class RefusesItsReference(AddTwoNumbers):
         return f"<answer> {self.task.answer} </answer>!"
 
     def _read(self, text):
-        return int(text[8:-9]) if text.startswith("<answer>") and text.endswith("</answer>") and text[8:-9].isdigit() else None
+        return (
+            int(text[8:-9])
+            if text.startswith("<answer>") and text.endswith("</answer>") and text[8:-9].isdigit()
+            else None
+        )
 
 
 def kinds(report):
@@ -156,8 +166,15 @@ def test_a_constant_that_is_the_gold_answer_is_not_counted_against_the_env():
     class AnswerIsZero(AddTwoNumbers):
         def __init__(self):
             super().__init__()
-            self.tasks = ListTaskSource([Task(id="zero", answer=0, messages=[
-                {"role": "user", "content": "Compute 5 - 5. Reply as <answer>N</answer>."}])])
+            self.tasks = ListTaskSource(
+                [
+                    Task(
+                        id="zero",
+                        answer=0,
+                        messages=[{"role": "user", "content": "Compute 5 - 5. Reply as <answer>N</answer>."}],
+                    )
+                ]
+            )
 
     report = audit_env("toy/Zero-v0", SETTINGS, env=AnswerIsZero())
     assert report.findings == [], [f.to_dict() for f in report.findings]

@@ -1,14 +1,28 @@
 """The battery is written from the prompt: its formats, its expression, its tools; and stays self-consistent."""
 
+import json
+
 import pytest
 
-from envgym.audit.strategies import ATTACK, GUESS, answer_formats, build_strategies, example_answers, expressions, \
-    tool_names
+from envgym.audit.strategies import (
+    ATTACK,
+    GUESS,
+    answer_formats,
+    build_strategies,
+    example_answers,
+    expressions,
+)
+from envgym.audit.tool_strategies import tool_names
 
 ARITHMETIC = [{"role": "user", "content": "Compute 85 - 51 + 30. Put your final answer in \\boxed{}."}]
 GAME = [{"role": "user", "content": "Pull an arm. Answer in the form <pull>1</pull>."}]
-TOOLS = [{"role": "system", "content": 'Call tools: <tools>{"type": "function", "function": {"name": "find_order"}}'
-                                       '</tools>. Search with <search>query</search>; answer in <answer></answer>.'}]
+TOOLS = [
+    {
+        "role": "system",
+        "content": 'Call tools: <tools>{"type": "function", "function": {"name": "find_order"}}'
+        "</tools>. Search with <search>query</search>; answer in <answer></answer>.",
+    }
+]
 
 
 def by_name(strategies):
@@ -50,7 +64,7 @@ def test_code_shaped_answers_each_name_their_own_marker_file():
     battery = build_strategies(ARITHMETIC, marker_prefix="/tmp/envgym-audit-x")
     code = [s for s in battery if s.marker]
     assert len({s.marker for s in code}) == len(code) > 5
-    assert all(s.marker in s.act([]) for s in code)
+    assert all(s.marker in json.dumps(s.act([])) for s in code)  # in the text, or a call's arguments
 
 
 def test_gold_hedges_pair_the_reference_with_a_rival_answer():

@@ -12,13 +12,24 @@ def strategy(name, kind=ATTACK, answer=None, like=()):
 
 
 def plays(name, rewards, correct=(None, None), all_valid=True):
-    return {slot: Play(name, slot, reward=r, correct=c, steps=1, terminated=True, all_valid=all_valid)
-            for slot, (r, c) in enumerate(zip(rewards, correct))}
+    return {
+        slot: Play(name, slot, reward=r, correct=c, steps=1, terminated=True, all_valid=all_valid)
+        for slot, (r, c) in enumerate(zip(rewards, correct))
+    }
 
 
 def findings(strategies, played, baseline, reference=None, gold=None, single_turn=True):
-    return earning_findings("toy/X-v0", {s.name: s for s in strategies}, played, baseline, reference or {},
-                            gold or {}, single_turn, TASKS, thorough=False)
+    return earning_findings(
+        "toy/X-v0",
+        {s.name: s for s in strategies},
+        played,
+        baseline,
+        reference or {},
+        gold or {},
+        single_turn,
+        TASKS,
+        thorough=False,
+    )
 
 
 def test_the_answer_inside_its_format_is_read_for_comparison():
@@ -62,8 +73,15 @@ def test_a_legal_constant_move_in_a_game_does_not_count_but_an_illegal_one_does(
 def test_an_attack_is_compared_with_the_guesses_it_contains():
     baseline = plays("baseline", [0.0, 0.0])
     played = {"constant:2": plays("constant:2", [5.0, 7.0]), "unicode:2": plays("unicode:2", [5.0, 7.0])}
-    assert findings([strategy("constant:2", GUESS, "2"), strategy("unicode:2", like=("constant:2",))], played,
-                    baseline, single_turn=False) == []
+    assert (
+        findings(
+            [strategy("constant:2", GUESS, "2"), strategy("unicode:2", like=("constant:2",))],
+            played,
+            baseline,
+            single_turn=False,
+        )
+        == []
+    )
 
 
 def test_the_margin_scales_with_what_the_reference_earns():
@@ -72,6 +90,7 @@ def test_the_margin_scales_with_what_the_reference_earns():
 
 
 def test_a_reference_answer_marked_incorrect_is_refused():
-    refused = honest_findings("toy/X-v0", plays("reference", [0.0, 1.0], (False, True)),
-                              plays("baseline", [0.0, 0.0]), TASKS)
+    refused = honest_findings(
+        "toy/X-v0", plays("reference", [0.0, 1.0], (False, True)), plays("baseline", [0.0, 0.0]), TASKS
+    )
     assert [(f.kind, f.tasks) for f in refused] == [("honest_refused", [0])]

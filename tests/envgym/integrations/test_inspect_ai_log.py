@@ -11,23 +11,32 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
+from helpers.cli_run import run_envgym  # noqa: E402
+from helpers.sum_tool_env import ENV_ID, sum_tool_env  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 
 from envgym.episode import Episode  # noqa: E402
 from envgym.integrations.inspect_ai_log import write_inspect_logs  # noqa: E402
-from helpers.cli_run import run_envgym  # noqa: E402
-from helpers.sum_tool_env import ENV_ID, sum_tool_env  # noqa: E402
 
-ADD_CALL = {"role": "assistant", "content": "", "tool_calls": [
-    {"id": "c1", "type": "function", "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}]}
+ADD_CALL = {
+    "role": "assistant",
+    "content": "",
+    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}],
+}
 
 
 def play(task_index: int, sample: int, actions: list) -> Episode:
     """An episode of the real SumTool env played with scripted actions, recorded as the rollout loop does."""
     env = sum_tool_env()
     messages, info = env.reset(seed=0, options={"task_index": task_index})
-    episode = Episode(ENV_ID, env.task.id, messages, seed=0, reset_info=info,
-                      metadata={"task_index": task_index, "sample_index": sample})
+    episode = Episode(
+        ENV_ID,
+        env.task.id,
+        messages,
+        seed=0,
+        reset_info=info,
+        metadata={"task_index": task_index, "sample_index": sample},
+    )
     for action in actions:
         episode.add_turn(action, *env.step(action))
         if episode.done:
@@ -120,10 +129,11 @@ def test_export_format_inspect_refuses_the_row_filters_it_would_ignore(run_folde
 
 def test_a_real_eval_run_of_the_served_model_converts(served_tiny_model, tmp_path):
     from envgym.agents.engines.openai_policy import OpenAIPolicy
-    from envgym.agents.evaluation.evaluate import EnvEval, evaluate
+    from envgym.agents.evaluation.evaluate import evaluate
+    from envgym.agents.evaluation.suite import EnvEval
 
     policy = OpenAIPolicy(served_tiny_model, "tiny")
-    config = EnvEval(id="math/Arithmetic-v0", n=2, n_tasks=2, k=[1, 2], max_new_tokens=8)
+    config = EnvEval(env="math/Arithmetic-v0", num_generations=2, n_tasks=2, k=[1, 2], max_completion_length=8)
     evaluate(policy, [config], tmp_path / "run", model_name="tiny")
     log = converted(tmp_path / "run", tmp_path)
     assert len(log.samples) == 4 and all(s.scores["envgym_reward"].value in (0.0, 1.0) for s in log.samples)

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from envgym.integrations.mcp import MCPToolError, MCPTools  # noqa: E402
-from envgym.integrations.mcp_server import tools_http_app, tools_server  # noqa: E402
+from envgym.server.mcp import tools_http_app, tools_server  # noqa: E402
 
 SHOP = "tools/ShopOrders-v0"
 CALCULATOR = str(Path(__file__).with_name("mcp_calculator.py"))
@@ -43,7 +43,9 @@ def text(result) -> str:
 
 async def test_the_sdk_client_lists_and_calls_an_envs_tools_over_stdio():
     reference = shop_episode(seed=3)
-    command = StdioServerParameters(command=sys.executable, args=["-m", "envgym", "serve", "tools", SHOP, "--seed", "3"])
+    command = StdioServerParameters(
+        command=sys.executable, args=["-m", "envgym", "serve", "tools", SHOP, "--seed", "3"]
+    )
     with anyio.fail_after(TIMEOUT_S):
         async with stdio_client(command) as (read, write), mcp.ClientSession(read, write) as session:
             initialized = await session.initialize()
@@ -52,12 +54,13 @@ async def test_the_sdk_client_lists_and_calls_an_envs_tools_over_stdio():
     tools = reference.unwrapped.tools
     assert reference.unwrapped.task.messages[-1]["content"] in initialized.instructions
     assert [(t.name, t.description, t.inputSchema) for t in listed] == [
-        (t.name, t.description, t.parameters) for t in tools.values()]
+        (t.name, t.description, t.parameters) for t in tools.values()
+    ]
     assert not orders.isError and text(orders) == tools["list_orders"].call({"customer_id": 1})
 
 
 async def test_serve_tools_over_http_prints_its_url_and_answers_the_sdk_client():
-    from envgym.integrations.mcp_server import READY_LINE
+    from envgym.server.mcp import READY_LINE
 
     command = [sys.executable, "-m", "envgym", "serve", "tools", SHOP, "--transport", "http", "--port", "0"]
     with anyio.fail_after(TIMEOUT_S):
@@ -68,7 +71,10 @@ async def test_serve_tools_over_http_prints_its_url_and_answers_the_sdk_client()
                     line += await process.stdout.receive(1)
                 assert line.decode().startswith(READY_LINE)
                 url = line.decode().split()[len(READY_LINE.split())]
-                async with streamable_http_client(f"{url}/mcp") as (read, write, _), mcp.ClientSession(read, write) as session:
+                async with (
+                    streamable_http_client(f"{url}/mcp") as (read, write, _),
+                    mcp.ClientSession(read, write) as session,
+                ):
                     await session.initialize()
                     listed = (await session.list_tools()).tools
             finally:

@@ -41,9 +41,14 @@ def echo_server(tmp_path_factory):
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "server.app:app", "--fd", str(listener.fileno()),
-                               "--log-level", "warning"], cwd=root / "echo_env", pass_fds=[listener.fileno()],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "server.app:app", "--fd", str(listener.fileno()), "--log-level", "warning"],
+        cwd=root / "echo_env",
+        pass_fds=[listener.fileno()],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     listener.close()
     url = f"http://127.0.0.1:{port}"
     try:
@@ -55,7 +60,9 @@ def echo_server(tmp_path_factory):
             except httpx.TransportError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the echo server did not start:\n{server.stdout.read() if server.poll() is not None else ''}")
+                raise RuntimeError(
+                    f"the echo server did not start:\n{server.stdout.read() if server.poll() is not None else ''}"
+                )
             time.sleep(0.2)
         yield url
     finally:
@@ -85,7 +92,9 @@ def test_openenv_env_plays_the_echo_template_through_openenvs_client(echo_server
 
 
 def test_openenv_env_passes_check_env_against_the_echo_server(echo_server):
-    envgym.register("test/EchoOverOpenEnv-v0", "envgym.integrations.openenv:OpenEnvEnv", max_turns=3, base_url=echo_server)
+    envgym.register(
+        "test/EchoOverOpenEnv-v0", "envgym.integrations.openenv:OpenEnvEnv", max_turns=3, base_url=echo_server
+    )
     env = envgym.make("test/EchoOverOpenEnv-v0")
     try:
         check_env(env)
@@ -147,15 +156,19 @@ def test_observation_messages_keeps_chat_messages_and_turns_anything_else_into_o
     chat = [{"role": "user", "content": "hi"}]
     assert observation_messages({"messages": chat, "done": False}) == chat
     assert observation_messages({"prompt": "Guess a word", "turn": 3, "reward": None}) == [
-        {"role": "user", "content": "Guess a word"}]
+        {"role": "user", "content": "Guess a word"}
+    ]
     assert observation_messages({"board": "x..", "legal": "a1 b2"}) == [
-        {"role": "user", "content": '{"board": "x..", "legal": "a1 b2"}'}]
+        {"role": "user", "content": '{"board": "x..", "legal": "a1 b2"}'}
+    ]
 
 
 def test_the_docs_examples_run_against_a_server(envgym_server, capsys):
     page = Path(__file__).resolve().parents[3] / "docs" / "openenv.md"
     text = page.read_text()
-    assert "openenv validate --url http://127.0.0.1:8000/openenv/games/GuessNumber-v0" in text  # run in tests/envgym/server
+    assert (
+        "openenv validate --url http://127.0.0.1:8000/openenv/games/GuessNumber-v0" in text
+    )  # run in tests/envgym/server
     namespace: dict = {}
     for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL):
         exec(compile(code.replace("http://127.0.0.1:8000", envgym_server), str(page), "exec"), namespace)

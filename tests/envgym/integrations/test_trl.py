@@ -12,6 +12,9 @@ import pytest
 trl = pytest.importorskip("trl")
 pytest.importorskip("datasets")
 
+from helpers.choice_model import choice_model, tool_tokenizer
+from helpers.sum_tool_env import TASKS, register_sum_tool_env
+
 import envgym
 from envgym.agents.engines.policy import SamplingParams
 from envgym.agents.engines.transformers_policy import TransformersPolicy
@@ -25,8 +28,6 @@ from envgym.integrations.trl import (
     task_index_of,
     trl_batch,
 )
-from helpers.choice_model import choice_model, tool_tokenizer
-from helpers.sum_tool_env import TASKS, register_sum_tool_env
 
 CALL = '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>'
 RIGHT_FOR_TASK_0, RIGHT_FOR_TASK_1 = "<answer>5</answer>", "<answer>8</answer>"
@@ -57,9 +58,23 @@ def tokenizer():
 
 
 def config(tmp_path, **overrides):
-    options = dict(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2,
-                   max_completion_length=128, max_steps=1, learning_rate=1e-3, beta=0.0, logging_steps=1, report_to="none", save_strategy="no",
-                   use_cpu=True, seed=0, bf16=False, dataloader_num_workers=0, disable_tqdm=True)
+    options = dict(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=128,
+        max_steps=1,
+        learning_rate=1e-3,
+        beta=0.0,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        seed=0,
+        bf16=False,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
     return trl.GRPOConfig(**{**options, **overrides})
 
 
@@ -87,16 +102,23 @@ def test_rollout_func_trains_a_multi_turn_tool_env(env_id, tokenizer, tmp_path):
     model = choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0, RIGHT_FOR_TASK_1]])
     before = {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
     rollout_func = envgym_rollout_func(env_id)
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=envgym_reward_func, args=config(tmp_path, max_steps=2),
-                              train_dataset=envgym_dataset(env_id, 2), processing_class=tokenizer,
-                              rollout_func=rollout_func)
+    trainer = trl.GRPOTrainer(
+        model=model,
+        reward_funcs=envgym_reward_func,
+        args=config(tmp_path, max_steps=2),
+        train_dataset=envgym_dataset(env_id, 2),
+        processing_class=tokenizer,
+        rollout_func=rollout_func,
+    )
     trainer.train()
 
     assert trainer.state.global_step == 2
     episodes = rollout_func.last_result.episodes
     assert [episode.num_turns for episode in episodes] == [2, 2, 2, 2]
-    assert all(episode.turns[0].info["tool_calls"] == 1 and episode.turns[0].observation[0]["content"] == "5"
-               for episode in episodes)
+    assert all(
+        episode.turns[0].info["tool_calls"] == 1 and episode.turns[0].observation[0]["content"] == "5"
+        for episode in episodes
+    )
     # G consecutive rows are one task: each group played one task, and TRL logged envgym's returns
     assert [episode.task_id for episode in episodes[::2]] == [episode.task_id for episode in episodes[1::2]]
     logged = [entry["rewards/envgym_reward_func/mean"] for entry in trainer.state.log_history if "reward" in entry]
@@ -106,17 +128,22 @@ def test_rollout_func_trains_a_multi_turn_tool_env(env_id, tokenizer, tmp_path):
 
 def test_rollout_func_completion_mask_equals_envgym_loss_mask_token_for_token(env_id, tokenizer, tmp_path):
     model = choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0]])  # one text per turn: every episode is the same
-    trainer = RecordingTrainer(model=model, reward_funcs=envgym_reward_func,
-                               args=config(tmp_path, per_device_train_batch_size=2),
-                               train_dataset=envgym_dataset(env_id, [0]), processing_class=tokenizer,
-                               rollout_func=envgym_rollout_func(env_id))
+    trainer = RecordingTrainer(
+        model=model,
+        reward_funcs=envgym_reward_func,
+        args=config(tmp_path, per_device_train_batch_size=2),
+        train_dataset=envgym_dataset(env_id, [0]),
+        processing_class=tokenizer,
+        rollout_func=envgym_rollout_func(env_id),
+    )
     trainer.train()
     batch = trainer.recorded[0]
 
     # The same episode played by envgym's own loop, outside TRL, with the same model
     policy = TransformersPolicy(model, tokenizer, device="cpu")
-    reference = rollout(policy, envgym.make_vec(env_id, 1), task_indices=[0],
-                        sampling=SamplingParams(max_new_tokens=128)).trajectories[0]
+    reference = rollout(
+        policy, envgym.make_vec(env_id, 1), task_indices=[0], sampling=SamplingParams(max_completion_length=128)
+    ).trajectories[0]
     end = reference.turn_ends[-1] + 1
     assert set(reference.loss_mask[end:]) == {0}  # only the template's turn close follows the last policy token
     for row in range(2):
@@ -130,23 +157,32 @@ def test_rollout_func_completion_mask_equals_envgym_loss_mask_token_for_token(en
 
 
 def test_rollout_func_refuses_sampling_settings_it_would_ignore(env_id, tokenizer, tmp_path):
-    trainer = trl.GRPOTrainer(model=choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0]]),
-                              reward_funcs=envgym_reward_func, args=config(tmp_path, top_k=5),
-                              train_dataset=envgym_dataset(env_id, 2), processing_class=tokenizer,
-                              rollout_func=envgym_rollout_func(env_id))
+    trainer = trl.GRPOTrainer(
+        model=choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0]]),
+        reward_funcs=envgym_reward_func,
+        args=config(tmp_path, top_k=5),
+        train_dataset=envgym_dataset(env_id, 2),
+        processing_class=tokenizer,
+        rollout_func=envgym_rollout_func(env_id),
+    )
     with pytest.raises(ValueError, match="top_k=5"):
         trainer.train()
 
 
 def test_a_batch_whose_episodes_all_failed_raises_instead_of_training(scratch_registry, tokenizer, tmp_path):
-    from envgym.registration import register
     from helpers.sum_tool_env import sum_tool_env
 
+    from envgym.registration import register
+
     register("test/BrokenSumTool-v0", lambda **kwargs: sum_tool_env(broken=True, **kwargs), max_turns=4)
-    trainer = trl.GRPOTrainer(model=choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0]]),
-                              reward_funcs=envgym_reward_func, args=config(tmp_path),
-                              train_dataset=envgym_dataset("test/BrokenSumTool-v0", 2), processing_class=tokenizer,
-                              rollout_func=envgym_rollout_func("test/BrokenSumTool-v0"))
+    trainer = trl.GRPOTrainer(
+        model=choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0]]),
+        reward_funcs=envgym_reward_func,
+        args=config(tmp_path),
+        train_dataset=envgym_dataset("test/BrokenSumTool-v0", 2),
+        processing_class=tokenizer,
+        rollout_func=envgym_rollout_func("test/BrokenSumTool-v0"),
+    )
     with pytest.raises(RuntimeError, match="every one of the 4 episodes.*adding service is unreachable"):
         trainer.train()
 
@@ -158,7 +194,7 @@ def trajectories(tokenizer):
 
     policy = TransformersPolicy(choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0]]), tokenizer, device="cpu")
     envs = envgym.VectorEnv([sum_tool_env, sum_tool_env], env_ids=[ENV_ID, ENV_ID])
-    return rollout(policy, envs, task_indices=[0, 1], sampling=SamplingParams(max_new_tokens=128)).trajectories
+    return rollout(policy, envs, task_indices=[0, 1], sampling=SamplingParams(max_completion_length=128)).trajectories
 
 
 def test_a_failed_episode_has_no_reward_and_an_all_zero_mask(trajectories, tokenizer):

@@ -6,13 +6,13 @@ import pytest
 
 trl = pytest.importorskip("trl")
 pytest.importorskip("datasets")
+from helpers.choice_model import choice_model, tool_tokenizer
+from helpers.sum_tool_env import register_sum_tool_env, sum_tool_env
 from transformers.utils import get_json_schema
 
 from envgym.integrations.trl import envgym_dataset, envgym_environment_factory, envgym_environment_reward
 from envgym.integrations.trl_environment import tool_method
 from envgym.tools import Tool
-from helpers.choice_model import choice_model, tool_tokenizer
-from helpers.sum_tool_env import register_sum_tool_env, sum_tool_env
 
 CALL = '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>'
 RIGHT_FOR_TASK_0, RIGHT_FOR_TASK_1 = "<answer>5</answer>", "<answer>8</answer>"
@@ -38,8 +38,11 @@ def final(text):
 def test_the_env_tools_are_the_only_public_methods_trl_sees(env_id):
     environment_class = envgym_environment_factory(env_id, prompt_format=None)
     # what GRPOTrainer collects: public functions of the class other than reset/get_reward
-    methods = [name for name, _ in inspect.getmembers(environment_class, predicate=inspect.isfunction)
-               if not name.startswith("_") and name not in ("reset", "get_reward")]
+    methods = [
+        name
+        for name, _ in inspect.getmembers(environment_class, predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
+    ]
     assert methods == ["add"]
     assert environment_class.__name__ == "SumToolEnvironment"
 
@@ -49,19 +52,34 @@ def test_a_method_schema_is_the_tool_schema(env_id):
     schema = get_json_schema(envgym_environment_factory(env_id, prompt_format=None)().add)["function"]
     assert schema["name"] == "add" and schema["description"] == tool.description
     assert schema["parameters"]["required"] == ["a", "b"]
-    assert {name: spec["type"] for name, spec in schema["parameters"]["properties"].items()} == {"a": "integer",
-                                                                                                 "b": "integer"}
+    assert {name: spec["type"] for name, spec in schema["parameters"]["properties"].items()} == {
+        "a": "integer",
+        "b": "integer",
+    }
 
 
 def test_enums_optional_and_list_parameters_survive_the_round_trip_through_a_signature():
-    tool = Tool("pick", "Pick a colour.", {"type": "object", "required": ["colour"], "properties": {
-        "colour": {"type": "string", "enum": ["red", "blue"], "description": "Which colour."},
-        "sizes": {"type": "array", "items": {"type": "integer"}},
-        "note": {"type": ["string", "null"]}}}, function=lambda colour, sizes=None, note=None: colour)
+    tool = Tool(
+        "pick",
+        "Pick a colour.",
+        {
+            "type": "object",
+            "required": ["colour"],
+            "properties": {
+                "colour": {"type": "string", "enum": ["red", "blue"], "description": "Which colour."},
+                "sizes": {"type": "array", "items": {"type": "integer"}},
+                "note": {"type": ["string", "null"]},
+            },
+        },
+        function=lambda colour, sizes=None, note=None: colour,
+    )
     parameters = get_json_schema(tool_method(tool))["function"]["parameters"]
     assert parameters["required"] == ["colour"]
-    assert parameters["properties"]["colour"] == {"type": "string", "enum": ["red", "blue"],
-                                                  "description": "Which colour."}
+    assert parameters["properties"]["colour"] == {
+        "type": "string",
+        "enum": ["red", "blue"],
+        "description": "Which colour.",
+    }
     assert parameters["properties"]["sizes"]["items"] == {"type": "integer"}
     assert parameters["properties"]["note"]["nullable"] is True
 
@@ -126,13 +144,31 @@ def test_trl_tool_loop_trains_the_tool_env(env_id, monkeypatch, tmp_path):
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is "experimental" in TRL 1.16
     tokenizer = tool_tokenizer()
     model = choice_model(tokenizer, [[CALL], [RIGHT_FOR_TASK_0, RIGHT_FOR_TASK_1]])
-    args = trl.GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2,
-                          max_completion_length=128, max_steps=1, learning_rate=1e-3, beta=0.0, logging_steps=1,
-                          report_to="none", save_strategy="no", use_cpu=True, seed=0, bf16=False,
-                          dataloader_num_workers=0, disable_tqdm=True)
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=envgym_environment_reward, args=args,
-                              train_dataset=envgym_dataset(env_id, 2, prompt_format=None), processing_class=tokenizer,
-                              environment_factory=envgym_environment_factory(env_id, prompt_format=None))
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=128,
+        max_steps=1,
+        learning_rate=1e-3,
+        beta=0.0,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        seed=0,
+        bf16=False,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
+    trainer = trl.GRPOTrainer(
+        model=model,
+        reward_funcs=envgym_environment_reward,
+        args=args,
+        train_dataset=envgym_dataset(env_id, 2, prompt_format=None),
+        processing_class=tokenizer,
+        environment_factory=envgym_environment_factory(env_id, prompt_format=None),
+    )
     trainer.train()
 
     assert trainer.state.global_step == 1
@@ -142,7 +178,8 @@ def test_trl_tool_loop_trains_the_tool_env(env_id, monkeypatch, tmp_path):
     logged = trainer.state.log_history[0]
     assert logged["tools/call_frequency"] == 1.0
     assert logged["rewards/envgym_environment_reward/mean"] == pytest.approx(
-        sum(episode.total_reward for episode in episodes) / 4, abs=1e-6)
+        sum(episode.total_reward for episode in episodes) / 4, abs=1e-6
+    )
 
 
 def test_an_older_trl_is_refused_with_the_upgrade_command(env_id, monkeypatch):

@@ -12,11 +12,16 @@ def _one(**component):
 
 
 def test_each_new_source_is_computed_at_its_time_with_defaults_filled():
-    spec = RewardSpec.from_dict({"components": [
-        {"name": "rank", "source": "judge_group", **JUDGE},
-        {"name": "rm", "source": "reward_model", "model": "some/reward-model"},
-        {"name": "certainty", "source": "self_certainty", "weight": 0.1},
-        {"name": "steps", "source": "process", "rule": r"=\s*\d"}]})
+    spec = RewardSpec.from_dict(
+        {
+            "components": [
+                {"name": "rank", "source": "judge_group", **JUDGE},
+                {"name": "rm", "source": "reward_model", "model": "some/reward-model"},
+                {"name": "certainty", "source": "self_certainty", "weight": 0.1},
+                {"name": "steps", "source": "process", "rule": r"=\s*\d"},
+            ]
+        }
+    )
     assert [c.kind for c in spec.components] == ["group", "group", "group", "process"]
     steps = spec.components[3]
     assert (steps.option("segment"), steps.option("scorer"), steps.option("credit")) == ("lines", "rule", "min")
@@ -24,19 +29,22 @@ def test_each_new_source_is_computed_at_its_time_with_defaults_filled():
     assert RewardSpec.from_dict(spec.to_dict()) == spec
 
 
-@pytest.mark.parametrize("data,message", [
-    (_one(source="judge_group", model="m"), r"reward.components\[0\].base_url is missing"),
-    (_one(source="reward_model"), r"reward.components\[0\] needs exactly one of model .* or url"),
-    (_one(source="reward_model", model="a", url="http://x"), r"needs exactly one of model"),
-    (_one(source="reward_model", model="a", batch_size=0), r"batch_size must be an integer >= 1, got 0"),
-    (_one(source="self_certainty", temperature=2), r"unknown keys \['temperature'\] for source 'self_certainty'"),
-    (_one(source="process", rule="x", segment="sentences"), r"segment must be one of lines, step, blank, regex"),
-    (_one(source="process", rule="x", segment="regex"), r"segment: regex, which needs split"),
-    (_one(source="process"), r"scorer: rule, which needs rule"),
-    (_one(source="process", scorer="judge"), r"scorer: judge, which needs base_url and model"),
-    (_one(source="process", rule="x", credit="max"), r"credit must be one of min, sum, got 'max'"),
-    (_one(source="process", rule="(unclosed"), r"rule is not a valid regular expression"),
-])
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (_one(source="judge_group", model="m"), r"reward.components\[0\].base_url is missing"),
+        (_one(source="reward_model"), r"reward.components\[0\] needs exactly one of model .* or url"),
+        (_one(source="reward_model", model="a", url="http://x"), r"needs exactly one of model"),
+        (_one(source="reward_model", model="a", batch_size=0), r"batch_size must be an integer >= 1, got 0"),
+        (_one(source="self_certainty", temperature=2), r"unknown keys \['temperature'\] for source 'self_certainty'"),
+        (_one(source="process", rule="x", segment="sentences"), r"segment must be one of lines, step, blank, regex"),
+        (_one(source="process", rule="x", segment="regex"), r"segment: regex, which needs split"),
+        (_one(source="process"), r"scorer: rule, which needs rule"),
+        (_one(source="process", scorer="judge"), r"scorer: judge, which needs base_url and model"),
+        (_one(source="process", rule="x", credit="max"), r"credit must be one of min, sum, got 'max'"),
+        (_one(source="process", rule="(unclosed"), r"rule is not a valid regular expression"),
+    ],
+)
 def test_invalid_new_components_name_the_key_path(data, message):
     with pytest.raises(RewardSpecError, match=message):
         RewardSpec.from_dict(data)

@@ -31,7 +31,12 @@ def test_a_non_empty_folder_is_never_overwritten(tmp_path: Path):
 def test_scaffold_writes_an_entry_point_env_tests_and_readme(tmp_path: Path):
     files = scaffold("my-envs", tmp_path / "pkg")
     assert sorted(str(p.relative_to(tmp_path / "pkg")) for p in files) == [
-        "README.md", "my_envs/__init__.py", "my_envs/reverse.py", "pyproject.toml", "tests/test_envs.py"]
+        "README.md",
+        "my_envs/__init__.py",
+        "my_envs/reverse.py",
+        "pyproject.toml",
+        "tests/test_envs.py",
+    ]
     pyproject = (tmp_path / "pkg" / "pyproject.toml").read_text()
     assert '[project.entry-points."envgym.envs"]\nmy_envs = "my_envs:register_envs"' in pyproject
 

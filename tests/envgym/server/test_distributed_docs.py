@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envgym.server.cli import READY_LINE
+from envgym.server.launch import READY_LINE
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "distributed.md"
 DOC_URL = "http://envhost:8000"
@@ -63,7 +63,9 @@ def test_the_page_commands_and_code_run(monkeypatch):
                     server, url = start_documented_server(shlex.split(line), env)
                 else:
                     assert server is not None, "the page runs commands before it starts the server"
-                    out = subprocess.run(shlex.split(line), capture_output=True, text=True, env=env, timeout=300, check=True).stdout
+                    out = subprocess.run(
+                        shlex.split(line), capture_output=True, text=True, env=env, timeout=300, check=True
+                    ).stdout
                     result = json.loads(out.strip().splitlines()[-1])
                     assert result["bench"] == "server" and result["server"]["steps_per_s"] > 0
                     assert result["server_websocket"]["steps_per_s"] > 0

@@ -1,5 +1,5 @@
 """The env server speaks OpenEnv at /openenv/{env_id}: OpenEnv's validator and its own client are the judges
-(against the deployed shape, `python -m envgym.server` with process workers, and an in-thread server).
+(against the deployed shape, `envgym serve env` in a child process with process workers, and an in-thread server).
 
 The protocol details (errors, statelessness of HTTP reset/step, tokens) are checked with a plain WebSocket
 client, so a failure names the message that went wrong."""
@@ -38,8 +38,14 @@ def exchange(socket, message: dict) -> dict:
     return json.loads(socket.recv(timeout=30))
 
 
-CRITERIA = {"openapi_version_available", "health_endpoint", "metadata_endpoint", "schema_endpoint", "mcp_endpoint",
-            "mode_endpoint_consistency"}
+CRITERIA = {
+    "openapi_version_available",
+    "health_endpoint",
+    "metadata_endpoint",
+    "schema_endpoint",
+    "mcp_endpoint",
+    "mode_endpoint_consistency",
+}
 
 
 def test_openenvs_runtime_validation_accepts_the_served_env(process_server):
@@ -53,7 +59,15 @@ def test_openenvs_runtime_validation_accepts_the_served_env(process_server):
 @pytest.mark.slow
 def test_openenv_validate_command_accepts_the_served_env(process_server):
     pytest.importorskip("openenv")
-    command = [sys.executable, "-m", "openenv.cli", "validate", "--url", openenv_url(process_server.url, GUESS), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "openenv.cli",
+        "validate",
+        "--url",
+        openenv_url(process_server.url, GUESS),
+        "--json",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
@@ -71,7 +85,9 @@ def test_openenv_client_plays_guess_number_to_the_end(process_server):
             result = client.step({"message": f"<guess>{guess}</guess>"})
             turns += 1
             feedback = result.observation["messages"][-1]["content"]
-            low, high = (guess + 1, high) if "higher" in feedback else (low, guess - 1) if "lower" in feedback else (low, high)
+            low, high = (
+                (guess + 1, high) if "higher" in feedback else (low, guess - 1) if "lower" in feedback else (low, high)
+            )
         state = client.state()
     assert result.reward == 1.0 and result.observation["terminated"] and "Correct" in feedback
     assert result.metadata["reward_components"]["correct"] == 1.0
@@ -127,7 +143,10 @@ def test_a_bad_message_is_an_error_reply_and_the_episode_goes_on(thread_server):
     assert wrong_field["type"] == "error" and wrong_field["data"]["code"] == "VALIDATION_ERROR"
     assert "data.message" in wrong_field["data"]["message"] and "data.text" in wrong_field["data"]["message"]
     assert not_json["data"]["code"] == "INVALID_JSON"
-    assert unknown_type["data"]["code"] == "VALIDATION_ERROR" and "reset, step, state, close" in unknown_type["data"]["message"]
+    assert (
+        unknown_type["data"]["code"] == "VALIDATION_ERROR"
+        and "reset, step, state, close" in unknown_type["data"]["message"]
+    )
     assert still_playing["type"] == "observation"
 
 
@@ -163,7 +182,9 @@ def test_http_step_is_stateless_in_openenv_so_it_points_to_the_websocket(http):
 def test_schema_maps_a_chat_turn_to_an_openenv_action_and_observation(http):
     schema = http.get(f"/openenv/{GUESS}/schema").json()
     assert schema["action"]["required"] == ["message"] and "tool_calls" in schema["action"]["properties"]
-    assert {"messages", "terminated", "truncated", "done", "reward", "metadata"} <= set(schema["observation"]["properties"])
+    assert {"messages", "terminated", "truncated", "done", "reward", "metadata"} <= set(
+        schema["observation"]["properties"]
+    )
     assert {"episode_id", "step_count", "env_id"} <= set(schema["state"]["properties"])
 
 
@@ -193,7 +214,9 @@ def test_a_token_protected_server_refuses_websocket_handshakes_without_it():
     with serve_in_thread(ServerSettings(workers="thread", num_workers=1, token="s3cret")) as url:
         with pytest.raises(Exception, match="403"):
             websockets_sync.connect(ws_url(url, GUESS))
-        with websockets_sync.connect(ws_url(url, GUESS), additional_headers={"Authorization": "Bearer s3cret"}) as socket:
+        with websockets_sync.connect(
+            ws_url(url, GUESS), additional_headers={"Authorization": "Bearer s3cret"}
+        ) as socket:
             assert exchange(socket, {"type": "reset", "data": {}})["type"] == "observation"
         assert httpx.get(f"{url}/openenv/{GUESS}/health").status_code == 401
 

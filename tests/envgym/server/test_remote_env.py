@@ -12,8 +12,8 @@ import threading
 import pytest
 
 import envgym
+from envgym.remote import RemoteEnv, RemoteEnvError, ServerUnavailable
 from envgym.server.app import ServerSettings
-from envgym.server.client import RemoteEnv, RemoteEnvError, ServerUnavailable
 from envgym.server.launch import serve_in_thread
 from envgym.utils.check import check_env
 
@@ -29,7 +29,7 @@ def transport(request):
 @pytest.fixture
 def remote_id(thread_server):
     """A registry id whose entry point is RemoteEnv: what makes remote envs usable in make/make_vec."""
-    envgym.register("remote/GuessNumber-v0", "envgym.server.client:RemoteEnv", base_url=thread_server, env_id=GUESS)
+    envgym.register("remote/GuessNumber-v0", "envgym.remote:RemoteEnv", base_url=thread_server, env_id=GUESS)
     yield "remote/GuessNumber-v0"
     envgym.registration.registry.pop("remote/GuessNumber-v0")
 
@@ -44,8 +44,11 @@ def play(env, actions, seed=0, task_index=2):
 
 
 def test_import_envgym_loads_no_server_code_until_remote_env_is_used():
-    code = "import sys, envgym; before = 'envgym.server.client' in sys.modules; envgym.RemoteEnv; print(before, 'envgym.server.client' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == ["False", "True"]
+    code = "import sys, envgym; before = 'envgym.remote' in sys.modules; envgym.RemoteEnv; print(before, 'envgym.remote' in sys.modules)"  # noqa: E501 -- data, kept whole
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == [
+        "False",
+        "True",
+    ]
 
 
 def test_a_remote_env_passes_check_env(remote_id):
@@ -120,7 +123,7 @@ def test_a_websocket_dropped_between_turns_is_reopened_and_the_episode_goes_on(t
 async def test_a_session_closed_on_the_server_is_lost_over_the_websocket_and_reset_opens_a_new_one(thread_server):
     import httpx
 
-    from envgym.server.client import SessionLost
+    from envgym.remote import SessionLost
 
     remote = RemoteEnv(thread_server, GUESS, transport="websocket")
     await remote.areset(seed=0)
@@ -138,9 +141,11 @@ def test_a_malformed_websocket_frame_gets_an_error_frame_and_the_socket_stays_us
     from websockets.sync.client import connect
 
     session_id, headers = open_session(http)
-    with connect(f"ws{thread_server.removeprefix('http')}/sessions/{session_id}/ws", additional_headers=headers) as socket_:
+    with connect(
+        f"ws{thread_server.removeprefix('http')}/sessions/{session_id}/ws", additional_headers=headers
+    ) as socket_:
         socket_.send("{not json")
-        assert "\"status\":400" in socket_.recv()
+        assert '"status":400' in socket_.recv()
         socket_.send('{"op": "jump"}')
         assert '"status":422' in socket_.recv()
         socket_.send('{"op": "reset", "seed": 0}')
@@ -202,7 +207,9 @@ def _read_http_message(sock: socket.socket) -> bytes:
             return b""
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+    length = next(
+        (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
+    )
     while len(body) < length:
         body += sock.recv(65536)
     return head + b"\r\n\r\n" + body

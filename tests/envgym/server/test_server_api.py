@@ -89,9 +89,17 @@ def test_envs_lists_the_registry(http, open_session):
 
 def test_openapi_schema_documents_every_session_route(http, open_session):
     paths = http.get("/openapi.json").json()["paths"]
-    assert {"/sessions", "/sessions/{session_id}/reset", "/sessions/{session_id}/step", "/sessions/{session_id}",
-            "/envs", "/health"} <= set(paths)
-    step_schema = paths["/sessions/{session_id}/step"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert {
+        "/sessions",
+        "/sessions/{session_id}/reset",
+        "/sessions/{session_id}/step",
+        "/sessions/{session_id}",
+        "/envs",
+        "/health",
+    } <= set(paths)
+    step_schema = paths["/sessions/{session_id}/step"]["post"]["responses"]["200"]["content"]["application/json"][
+        "schema"
+    ]
     assert step_schema["$ref"].endswith("/StepResult")
 
 
@@ -99,13 +107,22 @@ def test_every_field_of_the_step_result_crosses_the_wire(http, open_session):
     session, headers = open_session(http, "test/RichInfo-v0")
     reset = http.post(f"/sessions/{session}/reset", json={"seed": 0}, headers=headers).json()
     assert reset["info"] == {"array": [0, 1, 2], "nested": {"t": [1, "a"]}}
-    action = {"role": "assistant", "content": "hi", "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}]}
+    action = {
+        "role": "assistant",
+        "content": "hi",
+        "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}],
+    }
     step = http.post(f"/sessions/{session}/step", json={"action": action}, headers=headers).json()
     local = envgym.make("test/RichInfo-v0")
     local.reset(seed=0)
     messages, reward, terminated, truncated, info = local.step(action)
-    assert step == {"messages": messages, "reward": reward, "terminated": terminated, "truncated": truncated,
-                    "info": to_jsonable(info)}
+    assert step == {
+        "messages": messages,
+        "reward": reward,
+        "terminated": terminated,
+        "truncated": truncated,
+        "info": to_jsonable(info),
+    }
     assert step["info"]["matrix"] == [[1.0, 0.0], [0.0, 1.0]] and step["info"]["echo"] == action
 
 
@@ -113,11 +130,17 @@ def test_reset_with_the_same_seed_and_task_replays_the_local_env(http, open_sess
     session, headers = open_session(http)
     local = envgym.make(GUESS)
     for task_index in (0, 5):
-        remote = http.post(f"/sessions/{session}/reset", json={"seed": 3, "options": {"task_index": task_index}}, headers=headers).json()
+        remote = http.post(
+            f"/sessions/{session}/reset", json={"seed": 3, "options": {"task_index": task_index}}, headers=headers
+        ).json()
         assert remote == dict(zip(("messages", "info"), local.reset(seed=3, options={"task_index": task_index})))
         for guess in (50, 25, 75):
-            step = http.post(f"/sessions/{session}/step", json={"action": f"<guess>{guess}</guess>"}, headers=headers).json()
-            assert step == dict(zip(("messages", "reward", "terminated", "truncated", "info"), local.step(f"<guess>{guess}</guess>")))
+            step = http.post(
+                f"/sessions/{session}/step", json={"action": f"<guess>{guess}</guess>"}, headers=headers
+            ).json()
+            assert step == dict(
+                zip(("messages", "reward", "terminated", "truncated", "info"), local.step(f"<guess>{guess}</guess>"))
+            )
 
 
 def test_a_task_given_in_reset_options_is_played(http, open_session):
@@ -132,11 +155,17 @@ def test_a_task_given_in_reset_options_is_played(http, open_session):
 def test_a_step_repeated_with_its_request_id_is_applied_once(http, open_session):
     session, headers = open_session(http)
     http.post(f"/sessions/{session}/reset", json={"seed": 0}, headers=headers)
-    first = http.post(f"/sessions/{session}/step", json={"action": "<guess>50</guess>", "request_id": "r1"}, headers=headers)
-    again = http.post(f"/sessions/{session}/step", json={"action": "<guess>50</guess>", "request_id": "r1"}, headers=headers)
+    first = http.post(
+        f"/sessions/{session}/step", json={"action": "<guess>50</guess>", "request_id": "r1"}, headers=headers
+    )
+    again = http.post(
+        f"/sessions/{session}/step", json={"action": "<guess>50</guess>", "request_id": "r1"}, headers=headers
+    )
     assert again.json() == first.json()
     assert http.get(f"/sessions/{session}", headers=headers).json()["steps"] == 1
-    next_turn = http.post(f"/sessions/{session}/step", json={"action": "<guess>50</guess>", "request_id": "r2"}, headers=headers)
+    next_turn = http.post(
+        f"/sessions/{session}/step", json={"action": "<guess>50</guess>", "request_id": "r2"}, headers=headers
+    )
     assert next_turn.json()["info"]["turn"] == 2
 
 
@@ -146,8 +175,11 @@ async def test_calls_on_one_session_run_one_at_a_time_and_sessions_run_together(
         headers = [{"X-Session-Token": c["token"]} for c in created]
         for c, h in zip(created, headers):
             await client.post(f"/sessions/{c['session_id']}/reset", json={}, headers=h)
-        steps = [client.post(f"/sessions/{c['session_id']}/step", json={"action": "x"}, headers=h, timeout=60)
-                 for c, h in zip(created, headers) for _ in range(4)]
+        steps = [
+            client.post(f"/sessions/{c['session_id']}/step", json={"action": "x"}, headers=h, timeout=60)
+            for c, h in zip(created, headers)
+            for _ in range(4)
+        ]
         responses = await asyncio.gather(*steps)
     assert all(r.status_code == 200 for r in responses), "the two sessions' first steps never ran together"
     assert SlowEnv.overlaps == 0

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import envgym
-from envgym.server.client import RemoteEnv
+from envgym.remote import RemoteEnv
 
 docker = pytest.importorskip("docker")
 pytestmark = pytest.mark.docker
@@ -57,8 +57,15 @@ def wait_for(url: str, container, timeout_s: float = 60) -> None:
 
 
 def run(client, image: str, command: list[str], entrypoint: list[str] | None = None):
-    return client.containers.run(image, command, entrypoint=entrypoint, network_mode="host", detach=True,
-                                 remove=False, labels={"envgym-test": "server"})
+    return client.containers.run(
+        image,
+        command,
+        entrypoint=entrypoint,
+        network_mode="host",
+        detach=True,
+        remove=False,
+        labels={"envgym-test": "server"},
+    )
 
 
 def test_the_images_are_built_from_the_host_python_without_pulling(images):
@@ -76,8 +83,13 @@ def test_the_base_image_carries_libraries_that_site_packages_load_with_ctypes(im
     client, _ = images
     from envgym.server.images import BASE_TAG
 
-    output = client.containers.run(BASE_TAG, ["-c", "import pyseccomp; print('libseccomp found')"],
-                                   entrypoint=["python"], network_mode="none", remove=True)
+    output = client.containers.run(
+        BASE_TAG,
+        ["-c", "import pyseccomp; print('libseccomp found')"],
+        entrypoint=["python"],
+        network_mode="none",
+        remove=True,
+    )
     assert output.decode().strip() == "libseccomp found"
 
 
@@ -87,7 +99,10 @@ def test_the_env_server_container_plays_episodes_for_a_remote_env(images):
     container = run(client, "envgym-env-server:latest", ["--host", "127.0.0.1", "--port", str(port)])
     try:
         wait_for(f"http://127.0.0.1:{port}/health", container)
-        remote, local = RemoteEnv(f"http://127.0.0.1:{port}", "games/GuessNumber-v0"), envgym.make("games/GuessNumber-v0")
+        remote, local = (
+            RemoteEnv(f"http://127.0.0.1:{port}", "games/GuessNumber-v0"),
+            envgym.make("games/GuessNumber-v0"),
+        )
         assert remote.reset(seed=1, options={"task_index": 3}) == local.reset(seed=1, options={"task_index": 3})
         for guess in (50, 25, 12):
             assert remote.step(f"<guess>{guess}</guess>") == local.step(f"<guess>{guess}</guess>")

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from envgym.server.client import RemoteEnv, RemoteEnvError, ServerUnavailable, SessionLost
+from envgym.remote import RemoteEnv, RemoteEnvError, ServerUnavailable, SessionLost
 from envgym.server.launch import LocalServer
 
 GUESS = "games/GuessNumber-v0"

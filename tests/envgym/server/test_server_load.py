@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import envgym
-from envgym.server.client import RemoteEnv
+from envgym.remote import RemoteEnv
 from envgym.server.launch import LocalServer
 
 GUESS = "games/GuessNumber-v0"
@@ -46,4 +46,6 @@ async def test_256_concurrent_sessions_of_100_steps_each_are_all_answered_and_is
         assert trajectory[0][1]["task_id"] == f"guess-1-100-{session}"
         assert trajectory == expected, f"session {session} diverged from its own env"
         *middle, last = trajectory[1:]
-        assert not any(t[2] or t[3] for t in middle) and last[3] is True, f"session {session}'s episode did not end at turn {STEPS}"
+        assert not any(t[2] or t[3] for t in middle) and last[3] is True, (
+            f"session {session}'s episode did not end at turn {STEPS}"
+        )

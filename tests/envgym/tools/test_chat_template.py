@@ -68,8 +68,12 @@ def tokenizer():
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=backend, chat_template=TEMPLATE, eos_token="<|im_end|>",
-                                                additional_special_tokens=["<|im_start|>"])
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        chat_template=TEMPLATE,
+        eos_token="<|im_end|>",
+        additional_special_tokens=["<|im_start|>"],
+    )
 
 
 def through_tokens(tokenizer, conversation, tools) -> str:
@@ -91,15 +95,26 @@ def make_env(tools) -> ToolEnv:
 def test_openai_tool_calls_render_as_hermes_text_that_parses_back_to_the_same_calls(tokenizer, tools):
     env = make_env(tools)
     messages, info = env.reset(seed=0)
-    calls = [{"id": "call_0", "type": "function", "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 40})}},
-             {"id": "call_1", "type": "function", "function": {"name": "shout", "arguments": json.dumps({"text": "hé, ok"})}}]
+    calls = [
+        {"id": "call_0", "type": "function", "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 40})}},
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "shout", "arguments": json.dumps({"text": "hé, ok"})},
+        },
+    ]
     assistant = {"role": "assistant", "content": "", "tool_calls": calls}
     results, *_ = env.step(assistant)
     rendered = through_tokens(tokenizer, [*messages, assistant, *results], info["tools"])
     assert '{"name": "add", "description": "Add two integers."' in rendered
-    assert "<tool_response>\n42\n</tool_response>" in rendered and "<tool_response>\nHÉ, OK\n</tool_response>" in rendered
+    assert (
+        "<tool_response>\n42\n</tool_response>" in rendered and "<tool_response>\nHÉ, OK\n</tool_response>" in rendered
+    )
     generated = last_assistant_text(rendered)
-    assert [(c.name, c.arguments) for c in parse_turn(generated).calls] == [("add", {"a": 2, "b": 40}), ("shout", {"text": "hé, ok"})]
+    assert [(c.name, c.arguments) for c in parse_turn(generated).calls] == [
+        ("add", {"a": 2, "b": 40}),
+        ("shout", {"text": "hé, ok"}),
+    ]
 
 
 def test_hermes_text_from_the_model_runs_and_renders_as_a_tool_turn(tokenizer, tools):
@@ -108,6 +123,8 @@ def test_hermes_text_from_the_model_runs_and_renders_as_a_tool_turn(tokenizer, t
     generated = 'Let me add.\n<tool_call>\n{"name": "add", "arguments": {"a": 5, "b": 6}}\n</tool_call>'
     results, *_ = env.step(generated)
     assert results == [{"role": "tool", "tool_call_id": "call_0", "name": "add", "content": "11"}]
-    rendered = through_tokens(tokenizer, [*messages, {"role": "assistant", "content": generated}, *results], info["tools"])
+    rendered = through_tokens(
+        tokenizer, [*messages, {"role": "assistant", "content": generated}, *results], info["tools"]
+    )
     assert last_assistant_text(rendered) == generated
     assert rendered.endswith("<tool_response>\n11\n</tool_response><|im_end|>\n")

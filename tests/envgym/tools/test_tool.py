@@ -21,8 +21,11 @@ def test_from_function_builds_the_json_schema_from_type_hints_and_docstring():
         "function": {
             "name": "lookup",
             "description": "Find things by name.",
-            "parameters": {"type": "object", "properties": {"name": {"type": "string"}, "limit": {"type": "integer"}},
-                           "required": ["name"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["name"],
+            },
         },
     }
 
@@ -63,8 +66,18 @@ def test_a_huge_integer_of_the_wrong_type_gets_a_bounded_message():
 
 
 def test_enum_and_bounds_are_checked():
-    tool = Tool("pick", "Pick one.", {"type": "object", "properties": {
-        "colour": {"type": "string", "enum": ["red", "blue"]}, "n": {"type": "integer", "minimum": 1}}}, lambda **kw: "ok")
+    tool = Tool(
+        "pick",
+        "Pick one.",
+        {
+            "type": "object",
+            "properties": {
+                "colour": {"type": "string", "enum": ["red", "blue"]},
+                "n": {"type": "integer", "minimum": 1},
+            },
+        },
+        lambda **kw: "ok",
+    )
     with pytest.raises(ToolArgumentError, match="must be one of"):
         tool.call({"colour": "green"})
     with pytest.raises(ToolArgumentError, match="must be >= 1"):
@@ -84,3 +97,63 @@ def test_async_tools_work_from_sync_and_async_code():
 def test_a_schema_that_is_not_an_object_is_rejected():
     with pytest.raises(ValueError, match='"type": "object"'):
         Tool("bad", "Bad.", {"type": "string"}, lambda: None)
+
+
+def test_a_dotted_name_is_accepted():
+    tool = Tool("math.factorial", "n!", {"type": "object", "properties": {"n": {"type": "integer"}}}, lambda n: n)
+    assert tool.openai_schema()["function"]["name"] == "math.factorial"
+
+
+@pytest.mark.parametrize("name", ["", "math.", ".factorial", "a..b", "a b", "a/b"])
+def test_a_name_with_empty_parts_or_other_characters_is_refused(name):
+    with pytest.raises(ValueError, match="in parts joined by '.'"):
+        Tool(name, "x", {"type": "object", "properties": {}}, lambda: None)
+
+
+_NESTED = {
+    "type": "object",
+    "properties": {
+        "filter": {
+            "type": "object",
+            "properties": {"year": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["year"],
+        },
+        "points": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"filter": {"year": "2020"}}, r"argument 'filter' key 'year' must be integer, got str"),
+        ({"filter": {}}, r"argument 'filter' missing required key\(s\) year"),
+        ({"filter": {"year": 2020, "colour": "red"}}, r"argument 'filter' unknown key\(s\) colour"),
+        ({"filter": {"year": 2020, "tags": ["a", 3]}}, r"argument 'filter' key 'tags'\[1\] must be string"),
+        ({"points": [{"x": 1.5}, {}]}, r"argument 'points'\[1\] missing required key\(s\) x"),
+    ],
+)
+def test_nested_arguments_are_checked_at_every_depth(arguments, message):
+    tool = Tool("query", "q", _NESTED, lambda **kw: "ok")
+    with pytest.raises(ToolArgumentError, match=message):
+        tool.call(arguments)
+
+
+def test_well_formed_nested_arguments_pass():
+    tool = Tool("query", "q", _NESTED, lambda **kw: "ok")
+    assert tool.call({"filter": {"year": 2020, "tags": ["a"]}, "points": [{"x": 1}, {"x": 2.5}]}) == "ok"
+
+
+def test_enum_is_compared_exactly_by_default_and_case_insensitively_on_request():
+    schema = {"type": "object", "properties": {"unit": {"type": "string", "enum": ["Celsius", "Fahrenheit"]}}}
+    with pytest.raises(ToolArgumentError, match="must be one of"):
+        Tool("convert", "c", schema, lambda **kw: "ok").call({"unit": "celsius"})
+    assert Tool("convert", "c", schema, lambda **kw: "ok", enum_match="casefold").call({"unit": "celsius"}) == "ok"
+
+
+def test_an_unknown_enum_match_is_refused():
+    with pytest.raises(ValueError, match="enum_match must be one of exact, casefold"):
+        Tool("convert", "c", {"type": "object", "properties": {}}, lambda: None, enum_match="fuzzy")

@@ -81,8 +81,17 @@ def test_the_episode_budget_stops_further_calls(tools):
 
 
 def test_long_results_are_truncated_and_say_so():
-    env = make([Tool("repeat", "Repeat x.", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
-                     lambda n: "x" * n)], max_result_chars=10)
+    env = make(
+        [
+            Tool(
+                "repeat",
+                "Repeat x.",
+                {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+                lambda n: "x" * n,
+            )
+        ],
+        max_result_chars=10,
+    )
     env.reset(seed=0)
     messages, *_ = env.step(hermes("repeat", n=50))
     assert messages[0]["content"] == "x" * 10 + "\n[truncated: showing the first 10 of 50 characters]"
@@ -108,9 +117,14 @@ def test_tool_errors_become_observations_and_are_counted(tools, turn, observatio
 def test_openai_calls_are_answered_with_their_ids(tools):
     env = make(tools, max_calls_per_turn=2)
     env.reset(seed=0)
-    action = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},
-        {"id": "c2", "type": "function", "function": {"name": "shout", "arguments": '{"text": "ok"}'}}]}
+    action = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},
+            {"id": "c2", "type": "function", "function": {"name": "shout", "arguments": '{"text": "ok"}'}},
+        ],
+    }
     messages, *_ = env.step(action)
     assert [(m["tool_call_id"], m["content"]) for m in messages] == [("c1", "3"), ("c2", "OK")]
 
@@ -162,11 +176,23 @@ def test_calls_past_the_episode_budget_are_an_invalid_turn(tools):
     assert info["action_valid"] is False and "budget" in info["action_error"]
 
 
-@pytest.mark.parametrize("arguments", ['{"a": 1}', '{"a": 1, "b": 2, "c": 3}', '{"a": "1", "b": 2}',
-                                       '{"a": 1.5, "b": 2}', '{"a": NaN, "b": 2}', '{"a": 1e999, "b": 2}',
-                                       '{"a": true, "b": 2}', '[1, 2]', '"a=1"', '{"a": ' + "9" * 5000 + ', "b": 2}',
-                                       '{"a": ' + "[" * 40_000 + "]" * 40_000 + ', "b": 2}'],
-                         ids=lambda text: text[:20])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"a": 1}',
+        '{"a": 1, "b": 2, "c": 3}',
+        '{"a": "1", "b": 2}',
+        '{"a": 1.5, "b": 2}',
+        '{"a": NaN, "b": 2}',
+        '{"a": 1e999, "b": 2}',
+        '{"a": true, "b": 2}',
+        "[1, 2]",
+        '"a=1"',
+        '{"a": ' + "9" * 5000 + ', "b": 2}',
+        '{"a": ' + "[" * 40_000 + "]" * 40_000 + ', "b": 2}',
+    ],
+    ids=lambda text: text[:20],
+)
 def test_malformed_arguments_are_an_invalid_turn_never_an_exception(tools, arguments):
     env = make(tools)
     env.reset(seed=0)
@@ -203,7 +229,9 @@ def test_the_reference_and_wrong_actions_are_the_wrapped_envs():
 def test_call_formats_choose_what_is_read_as_a_call(tools):
     pythonic = make(tools, call_formats=["hermes", "pythonic"])
     pythonic.reset(seed=0)
-    assert pythonic.step("[add(a=2, b=3)]")[0] == [{"role": "tool", "tool_call_id": "call_0", "name": "add", "content": "5"}]
+    assert pythonic.step("[add(a=2, b=3)]")[0] == [
+        {"role": "tool", "tool_call_id": "call_0", "name": "add", "content": "5"}
+    ]
     plain = make(tools)
     plain.reset(seed=0)
     assert plain.step("[add(a=2, b=3)]")[2]  # not a call by default: the turn is the final answer

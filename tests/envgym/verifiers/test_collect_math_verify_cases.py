@@ -7,7 +7,7 @@ from pathlib import Path
 
 SCRIPT = Path(__file__).parents[3] / "scripts" / "collect_math_verify_cases.py"
 
-TEST_ALL = '''
+TEST_ALL = """
 import math
 import pytest
 
@@ -27,16 +27,16 @@ def test_single_check():
 
 def test_parse_only():
     assert parse("1") == [1]
-'''
+"""
 
-TEST_YUJIANLL = '''
+TEST_YUJIANLL = """
 import pytest
 from math_verify import parse, verify
 
 @pytest.mark.parametrize("gold, pred, result", [("$12:00$", "$1:00$", 0)])
 def test_string_extraction(gold, pred, result):
     assert int(verify(parse(gold), parse(pred))) == result
-'''
+"""
 
 
 def _collect(tmp_path: Path) -> list[dict]:
@@ -64,6 +64,7 @@ def test_every_gold_pred_label_check_becomes_one_line_with_its_options_and_origi
 
 
 def test_a_folder_without_math_verify_tests_is_refused(tmp_path):
-    result = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--out", str(tmp_path / "x.jsonl")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path), "--out", str(tmp_path / "x.jsonl")], capture_output=True, text=True
+    )
     assert result.returncode != 0 and "test_all.py" in result.stderr

@@ -63,8 +63,16 @@ def test_a_variable_assignment_stays_right():
 # --- trailing words are a unit only when they are one -----------------------------------------------
 
 
-@pytest.mark.parametrize("answer", ["16 \\text{ is not the answer}", "16 \\text{ or more}", "16 \\text{ at least}",
-                                    "16 \\text{ maybe}", "16 \\text{ or } 17"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "16 \\text{ is not the answer}",
+        "16 \\text{ or more}",
+        "16 \\text{ at least}",
+        "16 \\text{ maybe}",
+        "16 \\text{ or } 17",
+    ],
+)
 def test_trailing_words_that_are_not_a_unit_earn_nothing(answer):
     assert not earns(f"\\boxed{{{answer}}}", "16")
 
@@ -106,11 +114,22 @@ def test_the_percent_and_list_conventions_are_options():
 # --- candidate lists and hedges ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("response", [
-    "\\boxed{3} or \\boxed{4}", "\\boxed{3 or 4}", "\\boxed{3}, \\boxed{4}", "\\boxed{3}. Or maybe \\boxed{4}.",
-    "\\boxed{3}\\boxed{4}", "\\boxed{3, 4}", "\\boxed{3 \\text{ or } 4}", "The answer is 3 or 4.",
-    "<answer>3 or 4</answer>", "\\boxed{3 \\pm 1}", "\\boxed{\\{3, 4\\}}",
-])
+@pytest.mark.parametrize(
+    "response",
+    [
+        "\\boxed{3} or \\boxed{4}",
+        "\\boxed{3 or 4}",
+        "\\boxed{3}, \\boxed{4}",
+        "\\boxed{3}. Or maybe \\boxed{4}.",
+        "\\boxed{3}\\boxed{4}",
+        "\\boxed{3, 4}",
+        "\\boxed{3 \\text{ or } 4}",
+        "The answer is 3 or 4.",
+        "<answer>3 or 4</answer>",
+        "\\boxed{3 \\pm 1}",
+        "\\boxed{\\{3, 4\\}}",
+    ],
+)
 def test_candidate_lists_and_hedges_never_earn(response):
     assert not earns(response, "3") and not earns(response, "4")
 

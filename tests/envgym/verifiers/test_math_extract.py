@@ -20,6 +20,64 @@ def test_only_text_after_think_is_searched():
 
 def test_an_unfinished_think_has_no_answer():
     assert extract_answer("<think>maybe \\boxed{3}") is None
+    assert extract_answer("<think>so the answer is 3") is None
+    assert extract_answer("<think>a</think> <think>maybe \\boxed{3}") is None
+
+
+def test_an_answer_tag_after_an_unfinished_think_is_the_answer():
+    assert extract_answer("<think>it is 3 <answer>3</answer>") == "3"
+    assert extract_answer("<think>a</think> <think>b <answer>4</answer>") == "4"
+    assert extract_answer("<think>it is 3 <answer>3</answer>", formats=("boxed",)) is None
+
+
+def test_text_after_an_end_of_turn_token_is_not_the_response():
+    assert extract_answer("The answer is 42<|im_end|>") == "42"
+    assert extract_answer("\\boxed{41}<|im_end|><|im_start|>assistant\n\\boxed{42}") == "41"
+    assert extract_answer("\\boxed{41}</s>\\boxed{42}") == "41"
+    assert extract_answer("<think>x <answer>1</answer><|eot_id|><answer>2</answer>") == "1"
+
+
+def test_a_response_that_is_only_its_answer():
+    assert extract_answer("$\\log_2 8 = 3$") == "\\log_2 8 = 3"
+    assert extract_answer(" 42. ") == "42"
+    assert extract_answer("33 eggs.") == "33"
+    assert extract_answer("$3$ or $4$") is None
+    assert extract_answer("I think 42") is None
+
+
+def test_an_answer_without_words_is_taken_whole():
+    assert extract_answer("The answer is (35 + 70 = 105).") == "(35 + 70 = 105)"
+
+
+def test_the_result_is_a_marker_only_before_a_value():
+    assert extract_answer("The result is $3$.") == "3"
+    assert extract_answer("The result is then multiplied by 3, giving 12.") is None
+
+
+def test_a_later_marker_on_the_same_line_wins():
+    assert extract_answer("The result is $3$, so the answer is $4$.") == "4"
+    assert extract_answer("Final answer is 3, no wait, the final answer is 4") == "4"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "答案：7",
+        "答案是7",
+        "答え：7",
+        "Réponse : 7",
+        "La réponse est 7.",
+        "Die Antwort lautet 7.",
+        "La respuesta es 7",
+        "A resposta é 7",
+        "La risposta è 7",
+        "Ответ: 7",
+        "정답: 7",
+        "The result is 7.",
+    ],
+)
+def test_answer_markers_in_other_languages(text):
+    assert extract_answer(text) == "7"
 
 
 def test_gsm8k_and_answer_is_formats():
@@ -57,7 +115,18 @@ def test_grade_reports_reward_extracted_answer_and_reason():
     assert grade("no idea", "\\frac{1}{2}") == Grade(0.0, None, "no_answer")
 
 
-PATHOLOGICAL_PHRASES = ["The final answer is 5 ", "final answer is ", "\\boxed{", "\\(x ", "\\[x ", "$$x ", "\\boxed "]
+PATHOLOGICAL_PHRASES = [
+    "The final answer is 5 ",
+    "final answer is ",
+    "\\boxed{",
+    "\\(x ",
+    "\\[x ",
+    "$$x ",
+    "\\boxed ",
+    "answer: ",
+    "答案：5 ",
+    "the result is $3$, ",
+]
 
 
 def _traced_work(function, *args) -> int:
@@ -87,8 +156,9 @@ def test_extraction_of_a_100_kb_pathological_response_reads_a_bounded_tail(phras
 
     seen = []
     for name, extractor in list(math_extract._EXTRACTORS.items()):
-        monkeypatch.setitem(math_extract._EXTRACTORS, name,
-                            lambda text, extractor=extractor: seen.append(len(text)) or extractor(text))
+        monkeypatch.setitem(
+            math_extract._EXTRACTORS, name, lambda text, extractor=extractor: seen.append(len(text)) or extractor(text)
+        )
     extract_answer(phrase * (100_000 // len(phrase)), LENIENT_FORMATS)
     assert seen and max(seen) <= math_extract.MAX_SCAN_CHARS
 

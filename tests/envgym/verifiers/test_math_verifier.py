@@ -6,14 +6,29 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from envgym.verifiers.bench import labelled_pairs
+from envgym.bench.verify import labelled_pairs
 from envgym.verifiers.math import compare, equivalent, warm_up
 
 PAIRS = labelled_pairs()
 CATEGORIES = {
-    "integers", "decimals_fractions", "signs", "percentages", "radicals", "pi_e", "expressions", "equations",
-    "intervals", "sets_tuples", "matrices", "units_text", "scientific", "complex", "infinity", "choice",
-    "plain_text", "latex_formatting",
+    "integers",
+    "decimals_fractions",
+    "signs",
+    "percentages",
+    "radicals",
+    "pi_e",
+    "expressions",
+    "equations",
+    "intervals",
+    "sets_tuples",
+    "matrices",
+    "units_text",
+    "scientific",
+    "complex",
+    "infinity",
+    "choice",
+    "plain_text",
+    "latex_formatting",
 }
 
 

@@ -24,12 +24,18 @@ def test_the_suite_file_holds_math_verify_cases_with_their_source_and_license_no
 # differ"): rounding to a reader's chosen precision, renamed variables, a set/relation option, a partial parse,
 # false chains read as their last side (issue 19: relations are checked), and 20% read as 20.
 DELIBERATE = {
-    "test_all.py::test_precision[0]", "test_all.py::test_complex_math_expressions[7]",
-    "test_all.py::test_complex_math_expressions[13]", "test_all.py::test_set_rel_assymetry[2]",
-    "test_strict.py::test_strict_variable_comparison[1]", "test_yujianll.py::test_string_extraction[9]",
-    "test_all.py::test_latex_notation[9]", "test_all.py::test_relations_math[10]",
-    "test_all.py::test_relations_math[12]", "test_all.py::test_relations_math[13]",
-    "test_all.py::test_relations_math[26]", "test_all.py::test_relations_math[27]",
+    "test_all.py::test_precision[0]",
+    "test_all.py::test_complex_math_expressions[7]",
+    "test_all.py::test_complex_math_expressions[13]",
+    "test_all.py::test_set_rel_assymetry[2]",
+    "test_strict.py::test_strict_variable_comparison[1]",
+    "test_yujianll.py::test_string_extraction[9]",
+    "test_all.py::test_latex_notation[9]",
+    "test_all.py::test_relations_math[10]",
+    "test_all.py::test_relations_math[12]",
+    "test_all.py::test_relations_math[13]",
+    "test_all.py::test_relations_math[26]",
+    "test_all.py::test_relations_math[27]",
     "test_all.py::test_math_extraction_edge_cases[13]",
 }
 
@@ -56,12 +62,16 @@ def test_every_disagreement_is_a_documented_choice_with_no_false_positives_and_e
 
 
 def test_minerva_final_answer_sentence_is_extracted_with_its_thousands_separators():
-    response = "so the sum is 12,000,023. Final Answer: The final answer is 12,000,023. I hope it is correct.<|im_start|>"
+    response = (
+        "so the sum is 12,000,023. Final Answer: The final answer is 12,000,023. I hope it is correct.<|im_start|>"
+    )
     assert grade(response, "12000023").correct
 
 
 def test_a_minerva_answer_written_after_a_box_wins_over_the_box():
-    response = "... = \\boxed{255}. So he has $10,455. Final Answer: The final answer is $10,455$. I hope it is correct."
+    response = (
+        "... = \\boxed{255}. So he has $10,455. Final Answer: The final answer is $10,455$. I hope it is correct."
+    )
     assert extract_answer(response) == "10,455"
 
 
@@ -98,8 +108,10 @@ def test_last_number_ignores_digits_glued_to_letters():
 # --- equality ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("written", ["11,\\! 111,\\! 111,\\! 100", "11{,}111{,}111{,}100", "11\\,111\\,111\\,100",
-                                     "11,111,111,100", "11 111 111 100"])
+@pytest.mark.parametrize(
+    "written",
+    ["11,\\! 111,\\! 111,\\! 100", "11{,}111{,}111{,}100", "11\\,111\\,111\\,100", "11,111,111,100", "11 111 111 100"],
+)
 def test_thousands_separators_in_every_latex_form(written):
     assert equivalent(written, "11111111100")
 
@@ -108,8 +120,16 @@ def test_a_comma_followed_by_a_space_is_a_list_not_a_thousands_separator():
     assert not equivalent("32, 349", "32349")
 
 
-@pytest.mark.parametrize("pred, gold", [("x \\geq 5", "x >= 5"), ("x \\neq 3", "x != 3"), ("5 \\leq x", "x \\ge 5"),
-                                        ("-x > -1", "x < 1"), ("x \\lt 3", "x < 3")])
+@pytest.mark.parametrize(
+    "pred, gold",
+    [
+        ("x \\geq 5", "x >= 5"),
+        ("x \\neq 3", "x != 3"),
+        ("5 \\leq x", "x \\ge 5"),
+        ("-x > -1", "x < 1"),
+        ("x \\lt 3", "x < 3"),
+    ],
+)
 def test_relations_in_any_spelling_and_direction_are_equal(pred, gold):
     assert equivalent(pred, gold)
 
@@ -119,9 +139,14 @@ def test_opposite_relations_are_not_equal():
     assert not equivalent("x > -1", "x < 1")
 
 
-@pytest.mark.parametrize("pred", ["\\begin{bmatrix}1 & 2 \\\\ 3 & 4\\end{bmatrix}",
-                                  "\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]",
-                                  "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}"])
+@pytest.mark.parametrize(
+    "pred",
+    [
+        "\\begin{bmatrix}1 & 2 \\\\ 3 & 4\\end{bmatrix}",
+        "\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]",
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+    ],
+)
 def test_matrices_in_pmatrix_bmatrix_and_array_are_equal(pred):
     assert equivalent(pred, "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}")
 

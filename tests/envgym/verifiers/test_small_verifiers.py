@@ -27,24 +27,49 @@ def test_golds_must_be_strings():
         exact_match("a", [])
 
 
-@pytest.mark.parametrize("text, letter", [
-    ("After eliminating the others, the answer is (C).", "C"),
-    ("Answer: b", "B"),
-    ("I pick **D** here.", "D"),
-    ("Final: \\boxed{A}", "A"),
-    ("(E)", "E"),
-    ("A good question; I am not sure.", None),
-    ("B)", "B"),
-    ("The correct option is (B) 42.", "B"),
-    ("The answer is B because C is wrong.", "B"),
-    ("Option C is correct.", "C"),
-])
+@pytest.mark.parametrize(
+    "text, letter",
+    [
+        ("After eliminating the others, the answer is (C).", "C"),
+        ("Answer: b", "B"),
+        ("I pick **D** here.", "D"),
+        ("Final: \\boxed{A}", "A"),
+        ("(E)", "E"),
+        ("A good question; I am not sure.", None),
+        ("B)", "B"),
+        ("The correct option is (B) 42.", "B"),
+        ("The answer is B because C is wrong.", "B"),
+        ("Option C is correct.", "C"),
+        ("答案：C", "C"),
+        ("正确答案是 (C)", "C"),
+        ("答え：C", "C"),
+        ("Réponse : C", "C"),
+        ("Die Antwort ist C.", "C"),
+        ("Ответ: C", "C"),
+        ("**C.**", "C"),
+        ("**C. 42**", "C"),
+        ("B。 不是 A", "B"),
+        ("The answer is for sure D, it can't be A or B", "D"),
+    ],
+)
 def test_extract_choice_finds_the_committed_letter(text, letter):
     assert extract_choice(text) == letter
 
 
-@pytest.mark.parametrize("text", ["The answer is A or B.", "(A) 5 (B) 6", "\\boxed{A} ... **C**", "Answer: A, C",
-                                  "Option A is wrong and option C is right."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is A or B.",
+        "(A) 5 (B) 6",
+        "\\boxed{A} ... **C**",
+        "Answer: A, C",
+        "Option A is wrong and option C is right.",
+        "答案：A或C",
+        "**A. 5** and **C. 6**",
+        "**A good guess**",
+        "The answer is definitely A or B",
+    ],
+)
 def test_extract_choice_refuses_hedges_between_letters(text):
     assert extract_choice(text) is None
 

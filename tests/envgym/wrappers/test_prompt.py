@@ -42,13 +42,16 @@ def test_max_turns_still_applies_outside_the_prefix():
     assert env.step("25")[3] is True
 
 
-@pytest.mark.parametrize("few_shot, message", [
-    ("3 + 4 = 7", "list of chat messages"),
-    ([{"role": "user", "content": "hi"}], "end with an assistant message"),
-    ([{"role": "assistant", "content": "hi"}, {"role": "user", "content": "x"}], "few_shot\\[0\\] must be"),
-    ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "few_shot\\[1\\] must be"),
-    ([{"role": "user", "content": None}, {"role": "assistant", "content": "b"}], "few_shot\\[0\\] must be"),
-])
+@pytest.mark.parametrize(
+    "few_shot, message",
+    [
+        ("3 + 4 = 7", "list of chat messages"),
+        ([{"role": "user", "content": "hi"}], "end with an assistant message"),
+        ([{"role": "assistant", "content": "hi"}, {"role": "user", "content": "x"}], "few_shot\\[0\\] must be"),
+        ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "few_shot\\[1\\] must be"),
+        ([{"role": "user", "content": None}, {"role": "assistant", "content": "b"}], "few_shot\\[0\\] must be"),
+    ],
+)
 def test_malformed_examples_are_refused_with_what_is_accepted(few_shot, message):
     with pytest.raises(ValueError, match=message):
         envgym.make("math/Arithmetic-v0", few_shot=few_shot)
@@ -68,8 +71,13 @@ def test_an_env_that_takes_system_prompt_itself_keeps_its_own_meaning():
 
 
 def test_in_a_multi_agent_env_every_seats_first_messages_get_the_prefix_once():
-    env = envgym.make("games/TicTacToe-v0", opponent="self", max_opening_plies=0, system_prompt="Play well.",
-                      few_shot=[{"role": "user", "content": "Example board"}, {"role": "assistant", "content": "<move>5</move>"}])
+    env = envgym.make(
+        "games/TicTacToe-v0",
+        opponent="self",
+        max_opening_plies=0,
+        system_prompt="Play well.",
+        few_shot=[{"role": "user", "content": "Example board"}, {"role": "assistant", "content": "<move>5</move>"}],
+    )
     first, _ = env.reset(seed=0)
     second = env.step("<move>5</move>")[0]  # O's first messages: its prompt
     third = env.step("<move>1</move>")[0]  # X again: no second prefix

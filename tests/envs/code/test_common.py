@@ -24,20 +24,34 @@ def test_public_tests_are_the_visible_ones_when_some_are_left_out():
 
 
 def test_feedback_names_no_held_out_case():
-    report = testing.TestReport([testing.TestCaseResult("shown", False, "wrong"), testing.TestCaseResult("held out", False, "secret")])
+    report = testing.TestReport(
+        [testing.TestCaseResult("shown", False, "wrong"), testing.TestCaseResult("held out", False, "secret")]
+    )
     feedback = failure_feedback(report, frozenset({0}))
     assert "shown: wrong" in feedback and "secret" not in feedback and "held out" not in feedback
 
 
 def test_feedback_says_when_only_held_out_cases_fail():
-    report = testing.TestReport([testing.TestCaseResult("shown", True), testing.TestCaseResult("held out", False, "secret")])
+    report = testing.TestReport(
+        [testing.TestCaseResult("shown", True), testing.TestCaseResult("held out", False, "secret")]
+    )
     feedback = failure_feedback(report, frozenset({0}))
     assert "hidden tests fail" in feedback and "secret" not in feedback
 
 
-FENCES = ["```python\nprint(1)\n```", "text ```py\na\n``` more ```\nb\n```", "```python title\nx\n```",
-          "````python\ncode```", "``` \n```", "```python\nunclosed", "no fence", "```a```b\nc\n```",
-          "```c++\nint main(){}\n```", "```\n```\n```python\nlast\n```", "```\r\nwindows\r\n```"]
+FENCES = [
+    "```python\nprint(1)\n```",
+    "text ```py\na\n``` more ```\nb\n```",
+    "```python title\nx\n```",
+    "````python\ncode```",
+    "``` \n```",
+    "```python\nunclosed",
+    "no fence",
+    "```a```b\nc\n```",
+    "```c++\nint main(){}\n```",
+    "```\n```\n```python\nlast\n```",
+    "```\r\nwindows\r\n```",
+]
 # The regular expression extract_code used before it scanned in one pass: the same blocks, found slowly.
 OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#-]*)[^\n]*\n(.*?)```", re.DOTALL)
 
@@ -45,8 +59,9 @@ OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#-]*)[^\n]*\n(.*?)```", re.DOTALL
 @pytest.mark.parametrize("text", FENCES)
 def test_fences_are_read_as_the_regular_expression_read_them(text):
     blocks = OLD_FENCE.findall(text)
-    expected = None if not blocks else (blocks[-1][1], LANGUAGE_ALIASES.get(blocks[-1][0].lower(),
-                                                                            blocks[-1][0].lower()))
+    expected = (
+        None if not blocks else (blocks[-1][1], LANGUAGE_ALIASES.get(blocks[-1][0].lower(), blocks[-1][0].lower()))
+    )
     assert extract_code(text) == expected
 
 

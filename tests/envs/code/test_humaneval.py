@@ -64,7 +64,7 @@ def test_a_body_only_completion_continues_the_prompt(env):
 
 def test_the_last_fenced_block_is_the_one_graded(env):
     env.reset(options={"task_index": 53})
-    reply = "Wrong first:\n```python\ndef add(x, y):\n    return 0\n```\nFixed:\n```python\ndef add(x, y):\n    return x + y\n```"
+    reply = "Wrong first:\n```python\ndef add(x, y):\n    return 0\n```\nFixed:\n```python\ndef add(x, y):\n    return x + y\n```"  # noqa: E501 -- data, kept whole
     assert env.step(reply)[1] == 1.0
 
 

@@ -48,17 +48,19 @@ def test_stdio_problems_work_too():
 
 def _lookup_table_reply(entry_point: str, table: dict[str, object]) -> str:
     """A 'solution' that only replays the cases the feedback showed."""
-    return (f"```python\n_TABLE = {table!r}\ndef {entry_point}(*args):\n"
-            f"    return _TABLE.get(repr(args))\n```")
+    return f"```python\n_TABLE = {table!r}\ndef {entry_point}(*args):\n    return _TABLE.get(repr(args))\n```"
 
 
 def _learn_shown_cases(feedback: str, table: dict[str, object]) -> None:
     """What a policy can read off the feedback: each shown assertion's arguments and expected value."""
     for line in feedback.splitlines():
         statement = line.split(": ", 1)[-1].rsplit(": AssertionError", 1)[0].strip()
-        for pattern, expected in ((r"^assert candidate\((.*)\) == (.*)$", None),
-                                  (r"^assert abs\(candidate\((.*)\) - (.*)\) < .*$", None),
-                                  (r"^assert not candidate\((.*)\)$", False), (r"^assert candidate\((.*)\)$", True)):
+        for pattern, expected in (
+            (r"^assert candidate\((.*)\) == (.*)$", None),
+            (r"^assert abs\(candidate\((.*)\) - (.*)\) < .*$", None),
+            (r"^assert not candidate\((.*)\)$", False),
+            (r"^assert candidate\((.*)\)$", True),
+        ):
             found = re.match(pattern, statement)
             if not found:
                 continue

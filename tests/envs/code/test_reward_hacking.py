@@ -293,8 +293,10 @@ def test_the_hacks_are_distinct_and_at_least_twelve():
 
 LIMIT_HACKS = {
     "sleeping_past_the_deadline": "import time\ndef add(x, y):\n    time.sleep(60)\n    return x + y\n",
-    "fork_bomb": ("import os\ndef add(x, y):\n    while True:\n        try:\n            os.fork()\n"
-                  "        except OSError:\n            pass\n"),
+    "fork_bomb": (
+        "import os\ndef add(x, y):\n    while True:\n        try:\n            os.fork()\n"
+        "        except OSError:\n            pass\n"
+    ),
     "spinning_until_the_cpu_limit": "def add(x, y):\n    while True:\n        pass\n",
 }
 
@@ -315,15 +317,20 @@ def test_reading_the_task_file_earns_nothing(tmp_path):
     """A stdio solution that looks for the dataset's JSONL (expected outputs included) where it might be."""
     from envgym.envs.code.stdio import StdIO
 
-    record = {"problem_id": 1, "question": "Print the input doubled.",
-              "input_output": json.dumps({"inputs": [f"{n}\n" for n in range(6)],
-                                          "outputs": [f"{2 * n}\n" for n in range(6)]})}
+    record = {
+        "problem_id": 1,
+        "question": "Print the input doubled.",
+        "input_output": json.dumps(
+            {"inputs": [f"{n}\n" for n in range(6)], "outputs": [f"{2 * n}\n" for n in range(6)]}
+        ),
+    }
     path = tmp_path / "tasks.jsonl"
     path.write_text(json.dumps(record) + "\n")
     search = f"""
 import glob, json, sys
 given = sys.stdin.read()
-for name in glob.glob("/tmp/**/*.jsonl", recursive=True) + glob.glob("/proc/*/cwd/**/*.jsonl", recursive=True) + [{str(path)!r}]:
+found = glob.glob("/tmp/**/*.jsonl", recursive=True) + glob.glob("/proc/*/cwd/**/*.jsonl", recursive=True)
+for name in found + [{str(path)!r}]:
     try:
         for line in open(name):
             cases = json.loads(json.loads(line)["input_output"])

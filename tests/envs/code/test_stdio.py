@@ -41,8 +41,11 @@ def test_a_cpp_fence_is_compiled_as_cpp(env):
 
 
 def test_an_apps_record_with_a_jsonl_file(tmp_path):
-    record = {"problem_id": 7, "question": "Print the input doubled.",
-              "input_output": json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})}
+    record = {
+        "problem_id": 7,
+        "question": "Print the input doubled.",
+        "input_output": json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]}),
+    }
     path = tmp_path / "apps.jsonl"
     path.write_text(json.dumps(record) + "\n")
     env = StdIO(path=str(path))
@@ -69,11 +72,19 @@ def test_the_wrong_action_is_graded_and_earns_nothing(env):
 
 
 def test_a_records_own_solutions_are_its_reference():
-    codecontests = {"name": "x", "description": "d", "public_tests": {"input": ["1\n"], "output": ["1\n"]},
-                    "solutions": {"language": [1, 2, 3], "solution": ["py2", "cpp code", "py3 code"]}}
+    codecontests = {
+        "name": "x",
+        "description": "d",
+        "public_tests": {"input": ["1\n"], "output": ["1\n"]},
+        "solutions": {"language": [1, 2, 3], "solution": ["py2", "cpp code", "py3 code"]},
+    }
     assert record_to_task(codecontests, 0).answer["solution"] == ["cpp code", "cpp"]
-    apps = {"problem_id": 1, "question": "q", "input_output": {"inputs": ["1"], "outputs": ["1"]},
-            "solutions": json.dumps(["print(1)"])}
+    apps = {
+        "problem_id": 1,
+        "question": "q",
+        "input_output": {"inputs": ["1"], "outputs": ["1"]},
+        "solutions": json.dumps(["print(1)"]),
+    }
     assert record_to_task(apps, 0).answer["solution"] == ["print(1)", "python"]
 
 

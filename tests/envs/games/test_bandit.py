@@ -89,13 +89,23 @@ def test_a_wasted_turn_does_not_change_what_later_pulls_pay():
     assert after_waste == after_pull
 
 
-@pytest.mark.parametrize("action, problem", [
-    ("1", "could not find"), ("<pull>0</pull>", "not an arm number"), ("<pull>6</pull>", "not an arm number"),
-    ("<pull>two</pull>", "not an arm number"), ("<pull>²</pull>", "not an arm number"),
-    ("<pull>٣</pull>", "not an arm number"), ("<pull>３</pull>", "not an arm number"), ("<pull>३</pull>", "not an arm number"),
-    ("<pull>-0</pull>", "not an arm number"), ("<pull>nan</pull>", "not an arm number"),
-    ("<pull>" + "9" * 50_000 + "</pull>", "not an arm number"), ("<pull>2", "could not find"),
-])
+@pytest.mark.parametrize(
+    "action, problem",
+    [
+        ("1", "could not find"),
+        ("<pull>0</pull>", "not an arm number"),
+        ("<pull>6</pull>", "not an arm number"),
+        ("<pull>two</pull>", "not an arm number"),
+        ("<pull>²</pull>", "not an arm number"),
+        ("<pull>٣</pull>", "not an arm number"),
+        ("<pull>３</pull>", "not an arm number"),
+        ("<pull>३</pull>", "not an arm number"),
+        ("<pull>-0</pull>", "not an arm number"),
+        ("<pull>nan</pull>", "not an arm number"),
+        ("<pull>" + "9" * 50_000 + "</pull>", "not an arm number"),
+        ("<pull>2", "could not find"),
+    ],
+)
 def test_a_pull_of_no_arm_is_invalid_and_costs_the_penalty(action, problem):
     env = envgym.make("games/Bandit-v0", invalid_penalty=0.5)
     env.reset(seed=0)

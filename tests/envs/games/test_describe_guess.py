@@ -3,7 +3,8 @@
 import pytest
 
 import envgym
-from envgym.envs.games.describe_guess import DESCRIBER, GUESSER, WORDS, contains_word
+from envgym.envs.games.describe_guess import DESCRIBER, GUESSER, WORDS
+from envgym.envs.games.taboo import meta_clue, names_word
 from envgym.utils import check_env
 
 
@@ -55,14 +56,36 @@ def test_a_malformed_clue_costs_the_describer_only(clue):
     assert info["rewards"] == {DESCRIBER: -1.0, GUESSER: 0.0}
 
 
-@pytest.mark.parametrize("spelling", ["{w}", "{W}", "{w}s", "{spaced}", "{dashed}", "<clue>fine</clue> {w}",
-                                      "{r}", "{R}", "{r_spaced}", "{rotated}", "{sorted}"])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "{w}",
+        "{W}",
+        "{w}s",
+        "{spaced}",
+        "{dashed}",
+        "<clue>fine</clue> {w}",
+        "{r}",
+        "{R}",
+        "{r_spaced}",
+        "{rotated}",
+        "{sorted}",
+    ],
+)
 def test_naming_the_secret_word_anywhere_costs_the_describer(spelling):
     env, game = start()
     word = game.secret
-    text = spelling.format(w=word, W=word.upper(), spaced=" ".join(word), dashed="-".join(word.upper()),
-                           r=word[::-1], R=word[::-1].upper(), r_spaced=" ".join(word[::-1]),
-                           rotated=word[1:] + word[0], sorted="".join(sorted(word)))
+    text = spelling.format(
+        w=word,
+        W=word.upper(),
+        spaced=" ".join(word),
+        dashed="-".join(word.upper()),
+        r=word[::-1],
+        R=word[::-1].upper(),
+        r_spaced=" ".join(word[::-1]),
+        rotated=word[1:] + word[0],
+        sorted="".join(sorted(word)),
+    )
     text = text if "<clue>" in text else f"<clue>it is {text}</clue>"
     _, reward, terminated, _, info = env.step(text)
     assert terminated and reward == -1.0 and info["action_error"] == "Your message contains the secret word."
@@ -77,18 +100,61 @@ def test_a_guess_that_is_no_candidate_costs_the_guesser_only(guess):
     assert info["rewards"] == {DESCRIBER: 0.0, GUESSER: -1.0}
 
 
-def test_contains_word_reads_word_starts_not_word_insides():
-    assert contains_word("Apples are red", "apple") and contains_word("a p p l e", "apple")
-    assert contains_word("ＡＰＰＬＥ", "apple")  # full-width letters fold to ASCII
-    assert not contains_word("pineapple", "apple") and not contains_word("map plea", "apple")
-    assert contains_word("taob", "boat") and contains_word("t-a-o-b", "boat") and contains_word("a bota", "boat")
-    assert not contains_word("boa at sea", "boat") and not contains_word("tabor", "boat")
+def test_the_taboo_reads_word_starts_not_word_insides():
+    assert names_word("Apples are red", "apple") and names_word("a p p l e", "apple")
+    assert names_word("ＡＰＰＬＥ", "apple")  # full-width letters fold to ASCII
+    assert not names_word("pineapple", "apple") and not names_word("map plea", "apple")
+    assert names_word("taob", "boat") and names_word("t-a-o-b", "boat") and names_word("a bota", "boat")
+    assert not names_word("boa at sea", "boat") and not names_word("tabor", "boat")
 
 
-def test_every_reference_clue_keeps_the_taboo():
+def test_every_reference_clue_keeps_the_taboo_and_talks_about_the_thing():
     for words in WORDS.values():
         for word, clue in words.items():
-            assert not contains_word(clue, word), (word, clue)
+            assert not names_word(clue, word) and meta_clue(clue, list(words), word) is None, (word, clue)
+
+
+def test_no_reference_clue_names_another_word_of_the_game_in_a_disguise():
+    words = [w for category in WORDS.values() for w in category]
+    for category in WORDS.values():
+        for word, clue in category.items():
+            named = [other for other in words if other != word and names_word(clue, other)]
+            # only plain mentions: "doctor" in the apple's proverb, "car" starting "carrying", "airplane" in pilot
+            assert all(other in clue for other in named), (word, named)
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        "c a t", "C-A-T", "c1a2t3", "Сat", "ｃａｔ", "c\u200ba\u200bt", "tac", "act", "a c t", "c4t", "(@t",
+        "charlie alfa tango", "see ay tee", "Y2F0", "63 61 74", "99 97 116", "3 1 20", "-.-. .- -", "png",
+        "Cute Animal Thing", "gato", "le chat", "Katze",
+    ],
+)  # fmt: skip
+def test_the_taboo_catches_the_secret_word_in_disguise(disguise):
+    assert names_word(f"<clue>it is a {disguise}</clue>", "cat")
+
+
+@pytest.mark.parametrize(
+    "clue", ["the second candidate", "it rhymes with log", "starts with d", "three letters", "not cat, not cow"]
+)
+def test_a_clue_about_the_word_or_the_list_is_refused(clue):
+    env, _ = start()
+    env.unwrapped.secret, env.unwrapped.candidate_words = "dog", ["cat", "dog", "cow", "horse"]
+    _, reward, terminated, _, info = env.step(f"<clue>{clue}</clue>")
+    assert terminated and reward == -1.0 and info["action_error"].startswith("Not allowed: the clue")
+
+
+def test_the_seats_see_the_candidates_in_independent_orders():
+    env = envgym.make("games/DescribeGuess-v0")
+    differ = 0
+    for index in range(40):
+        task = env.unwrapped.tasks.get(index)
+        describer = task.messages[0]["content"].split("candidates are: ")[1].split(".")[0]
+        guesser = task.metadata["guesser_prompt"].split("candidates are: ")[1].split(".")[0]
+        assert sorted(describer.split(", ")) == sorted(guesser.split(", "))
+        differ += describer != guesser
+    assert differ > 20
 
 
 def test_reference_play_wins_in_the_first_round_on_every_task_sampled():
@@ -101,5 +167,7 @@ def test_reference_play_wins_in_the_first_round_on_every_task_sampled():
 
 
 def test_describe_guess_passes_check_env():
-    check_env(envgym.make("games/DescribeGuess-v0"),
-              probe_actions=("<clue>small</clue>", "<guess>cat</guess>", "", "<clue>big</clue>", "<guess>dog</guess>"))
+    check_env(
+        envgym.make("games/DescribeGuess-v0"),
+        probe_actions=("<clue>small</clue>", "<guess>cat</guess>", "", "<clue>big</clue>", "<guess>dog</guess>"),
+    )

@@ -78,9 +78,22 @@ def test_repeating_a_ruled_out_guess_costs_the_wasted_penalty():
     assert not terminated
 
 
-@pytest.mark.parametrize("action", ["", "fifty", "<guess>fifty</guess>", "<guess>50", "<guess>٥٠</guess>",
-                                    "<guess>５０</guess>", "<guess>⁵⁰</guess>", "<guess>५०</guess>", "<guess>nan</guess>",
-                                    "<guess>50.0</guess>", "<guess>1" + "0" * 100_000 + "</guess>"])
+@pytest.mark.parametrize(
+    "action",
+    [
+        "",
+        "fifty",
+        "<guess>fifty</guess>",
+        "<guess>50",
+        "<guess>٥٠</guess>",
+        "<guess>５０</guess>",
+        "<guess>⁵⁰</guess>",
+        "<guess>५०</guess>",
+        "<guess>nan</guess>",
+        "<guess>50.0</guess>",
+        "<guess>1" + "0" * 100_000 + "</guess>",
+    ],
+)
 def test_a_malformed_guess_costs_as_much_as_a_wasted_guess_and_the_episode_goes_on(action):
     env = envgym.make("games/GuessNumber-v0")
     env.reset(seed=0)

@@ -7,16 +7,39 @@ import pytest
 import envgym
 
 GAMES = ["games/GuessNumber-v0", "games/Wordle-v0", "games/Mastermind-v0", "games/TicTacToe-v0", "games/Bandit-v0"]
-TAGS = {"games/GuessNumber-v0": "guess", "games/Wordle-v0": "guess", "games/Mastermind-v0": "guess",
-        "games/TicTacToe-v0": "move", "games/Bandit-v0": "pull"}
+TAGS = {
+    "games/GuessNumber-v0": "guess",
+    "games/Wordle-v0": "guess",
+    "games/Mastermind-v0": "guess",
+    "games/TicTacToe-v0": "move",
+    "games/Bandit-v0": "pull",
+}
 # What a policy writes that no game may read as a move: other scripts' digits, superscripts, huge numbers, NaN,
 # floats, unclosed, nested and flooded tags.
-ATTACKS = ["²", "٣", "３", "३", "¹²", "1" + "0" * 100_000, "nan", "inf", "1e3", "2.5", "{tag}", "<{tag}>3",
-           "<{tag}><{tag}>", "</{tag}>3", "<{tag}>" * 12_000]
+ATTACKS = [
+    "²",
+    "٣",
+    "３",
+    "३",
+    "¹²",
+    "1" + "0" * 100_000,
+    "nan",
+    "inf",
+    "1e3",
+    "2.5",
+    "{tag}",
+    "<{tag}>3",
+    "<{tag}><{tag}>",
+    "</{tag}>3",
+    "<{tag}>" * 12_000,
+]
 # A legal move that earns nothing and teaches nothing: the worst honest play there is in each game.
 # (TicTacToe's worst legal play is a loss; the Bandit's, the worst arm, is found by pulling each.)
-WORST_LEGAL = {"games/GuessNumber-v0": "<guess>0</guess>", "games/Wordle-v0": "<guess>zzzzz</guess>",
-               "games/Mastermind-v0": "<guess>1 1 1 1</guess>"}
+WORST_LEGAL = {
+    "games/GuessNumber-v0": "<guess>0</guess>",
+    "games/Wordle-v0": "<guess>zzzzz</guess>",
+    "games/Mastermind-v0": "<guess>1 1 1 1</guess>",
+}
 
 
 @pytest.mark.parametrize("env_id", GAMES)

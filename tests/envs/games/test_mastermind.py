@@ -32,13 +32,16 @@ def test_passes_check_env():
     check_env(envgym.make("games/Mastermind-v0"), probe_actions=("<guess>1 2 3 4</guess>", "", "<guess>1122</guess>"))
 
 
-@pytest.mark.parametrize("guess, secret, pegs", [
-    ("1234", "1234", (4, 0)),
-    ("1234", "4321", (0, 4)),
-    ("1122", "1212", (2, 2)),
-    ("1111", "1222", (1, 0)),  # one 1 in the secret: the other three 1s score nothing
-    ("5566", "1234", (0, 0)),
-])
+@pytest.mark.parametrize(
+    "guess, secret, pegs",
+    [
+        ("1234", "1234", (4, 0)),
+        ("1234", "4321", (0, 4)),
+        ("1122", "1212", (2, 2)),
+        ("1111", "1222", (1, 0)),  # one 1 in the secret: the other three 1s score nothing
+        ("5566", "1234", (0, 0)),
+    ],
+)
 def test_pegs_count_each_secret_peg_at_most_once(guess, secret, pegs):
     assert score_pegs(guess, secret) == pegs
 
@@ -62,8 +65,10 @@ def test_random_text_spends_every_guess_and_loses_at_the_invalid_penalty(play):
 def test_random_codes_almost_never_win(play):
     env = envgym.make("games/Mastermind-v0")
     rng = np.random.default_rng(0)
-    wins = [play(env, lambda m, i: f"<guess>{rng.choice(ALL_CODES)}</guess>", index)[-1].info.get("correct")
-            for index in range(100)]
+    wins = [
+        play(env, lambda m, i: f"<guess>{rng.choice(ALL_CODES)}</guess>", index)[-1].info.get("correct")
+        for index in range(100)
+    ]
     assert sum(bool(w) for w in wins) <= 5
 
 
@@ -74,9 +79,24 @@ def test_separators_between_pegs_are_optional(text):
     assert env.step(f"<guess>{text}</guess>")[4]["guess"] == "1234"
 
 
-@pytest.mark.parametrize("text", ["1 2 3", "1 2 3 4 5", "1 2 3 7", "0 1 2 3", "red blue green red", "12 3 4 5",
-                                  "١٢٣٤", "１２３４", "¹²³⁴", "1 2 3 4 " * 10_000, "nan", "-0"],
-                         ids=lambda text: text[:12])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 2 3",
+        "1 2 3 4 5",
+        "1 2 3 7",
+        "0 1 2 3",
+        "red blue green red",
+        "12 3 4 5",
+        "١٢٣٤",
+        "１２３４",
+        "¹²³⁴",
+        "1 2 3 4 " * 10_000,
+        "nan",
+        "-0",
+    ],
+    ids=lambda text: text[:12],
+)
 def test_a_malformed_code_is_invalid_and_uses_up_a_guess(text):
     env = envgym.make("games/Mastermind-v0", invalid_penalty=0.5)
     env.reset(seed=0)

@@ -6,12 +6,22 @@ import numpy as np
 import pytest
 
 import envgym
-from envgym.envs.games.tictactoe import OPPONENTS, minimax_moves, minimax_value, winning_cells
+from envgym.envs.games.tictactoe import OPPONENTS, minimax_moves, minimax_value
 from envgym.utils import check_env
 
 TASKS = range(20)
-PROBES = ("<move>5</move>", "<move>1</move>", "", "<move>9</move>", "<move>3</move>", "<move>7</move>",
-          "<move>2</move>", "<move>4</move>", "<move>6</move>", "<move>8</move>")
+PROBES = (
+    "<move>5</move>",
+    "<move>1</move>",
+    "",
+    "<move>9</move>",
+    "<move>3</move>",
+    "<move>7</move>",
+    "<move>2</move>",
+    "<move>4</move>",
+    "<move>6</move>",
+    "<move>8</move>",
+)
 
 
 def read_board(text: str) -> str:
@@ -41,6 +51,7 @@ def random_mover(seed: int):
     def move(messages, info):
         free = [i + 1 for i, cell in enumerate(read_board(messages[-1]["content"])) if cell == "."]
         return f"<move>{rng.choice(free)}</move>"
+
     return move
 
 
@@ -89,7 +100,7 @@ def test_an_illegal_move_at_any_point_never_scores_more_than_the_worst_legal_pla
         for legal_moves in range(4):
             player, turns = MinimaxPlayer(), []
 
-            def stall_after(messages, info):
+            def stall_after(messages, info, player=player, turns=turns, legal_moves=legal_moves):
                 turns.append(player(messages, info))
                 return turns[-1] if len(turns) <= legal_moves else "<move>5</move> <move>centre</move>"
 
@@ -101,7 +112,10 @@ def test_an_illegal_move_at_any_point_never_scores_more_than_the_worst_legal_pla
 def test_the_reference_wins_every_game_it_can_and_draws_against_minimax(play):
     for opponent, score in [("random", 1.0), ("greedy", 1.0), ("minimax", 0.0)]:
         env = envgym.make("games/TicTacToe-v0", opponent=opponent)
-        totals = [sum(s.reward for s in play(env, lambda messages, info: env.reference_action(), index)) for index in TASKS]
+        totals = [
+            sum(s.reward for s in play(env, lambda messages, info, env=env: env.reference_action(), index))
+            for index in TASKS
+        ]
         assert totals == [score] * len(TASKS), opponent
 
 
@@ -134,12 +148,23 @@ def test_greedy_opponent_blocks_an_immediate_threat():
     assert info["opponent_move"] == 3
 
 
-@pytest.mark.parametrize("action, problem", [
-    ("5", "could not find"), ("<move>0</move>", "not a cell number"), ("<move>10</move>", "not a cell number"),
-    ("<move>centre</move>", "not a cell number"), ("<move>٥</move>", "not a cell number"),
-    ("<move>５</move>", "not a cell number"), ("<move>⁵</move>", "not a cell number"), ("<move>५</move>", "not a cell number"),
-    ("<move>-0</move>", "not a cell number"), ("<move>5", "could not find"), ("<move>" * 15_000, "could not find"),
-], ids=lambda value: value[:16])
+@pytest.mark.parametrize(
+    "action, problem",
+    [
+        ("5", "could not find"),
+        ("<move>0</move>", "not a cell number"),
+        ("<move>10</move>", "not a cell number"),
+        ("<move>centre</move>", "not a cell number"),
+        ("<move>٥</move>", "not a cell number"),
+        ("<move>５</move>", "not a cell number"),
+        ("<move>⁵</move>", "not a cell number"),
+        ("<move>५</move>", "not a cell number"),
+        ("<move>-0</move>", "not a cell number"),
+        ("<move>5", "could not find"),
+        ("<move>" * 15_000, "could not find"),
+    ],
+    ids=lambda value: value[:16],
+)
 def test_a_move_that_is_no_cell_forfeits_the_game_as_a_loss(action, problem):
     env = envgym.make("games/TicTacToe-v0", agent_first=True)
     env.reset(seed=0)
@@ -154,7 +179,11 @@ def test_a_taken_cell_forfeits_the_game():
     env.reset(seed=0)
     env.step("<move>5</move>")
     _, reward, terminated, _, info = env.step("<move>5</move>")
-    assert info["action_valid"] is False and "already taken" in info["action_error"] and (reward, terminated) == (-1.0, True)
+    assert (
+        info["action_valid"] is False
+        and "already taken" in info["action_error"]
+        and (reward, terminated) == (-1.0, True)
+    )
 
 
 def test_a_draw_reward_outside_loss_to_win_is_rejected():

@@ -60,12 +60,18 @@ def test_a_full_board_without_a_line_is_a_draw_worth_draw_reward_to_each_seat():
 
 
 @pytest.mark.parametrize("action", ["<move>1</move>", "no move", "<move>٣</move>", "<move>10</move>"])
-def test_an_illegal_move_forfeits_minus_one_and_the_other_seat_wins(action):
+def test_an_illegal_move_forfeits_minus_one_and_the_other_seat_wins_no_more_than_a_draw(action):
     env = fresh()
     play(env, 1)
     _, reward, terminated, _, info = env.step(action)
     assert terminated and reward == -1.0 and info["action_valid"] is False and info["forfeit"]
-    assert info["rewards"] == {"X": 1.0, "O": -1.0}
+    assert info["rewards"] == {"X": 0.0, "O": -1.0} and info["outcomes"] == {"X": "win", "O": "loss"}
+
+
+def test_a_seat_that_throws_the_game_pays_its_partner_no_more_than_a_draw_would():
+    env = fresh(draw_reward=0.25)
+    play(env, 1)
+    assert env.step("<move>1</move>")[4]["rewards"] == {"X": 0.25, "O": -1.0}  # cell 1 is taken: O throws
 
 
 def test_a_forfeit_before_the_other_seat_moved_still_tells_it_the_rules():
@@ -99,5 +105,7 @@ def test_reference_play_by_both_seats_ends_at_the_openings_game_value():
 
 
 def test_selfplay_passes_check_env():
-    check_env(envgym.make("games/TicTacToeSelfPlay-v0"),
-              probe_actions=("<move>5</move>", "<move>1</move>", "", "<move>9</move>", "<move>3</move>"))
+    check_env(
+        envgym.make("games/TicTacToeSelfPlay-v0"),
+        probe_actions=("<move>5</move>", "<move>1</move>", "", "<move>9</move>", "<move>3</move>"),
+    )

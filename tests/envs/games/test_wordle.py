@@ -42,12 +42,15 @@ def test_the_shipped_word_list_has_hundreds_of_distinct_five_letter_words():
     assert all(re.fullmatch(r"[a-z]{5}", word) for word in WORDS)
 
 
-@pytest.mark.parametrize("guess, secret, pattern", [
-    ("crane", "crane", "GGGGG"),
-    ("speed", "abide", "__Y_Y"),  # only one E of SPEED is yellow: ABIDE has one E
-    ("eerie", "there", "Y_Y_G"),  # the green E takes one copy; the first E gets the other
-    ("llama", "hello", "YY___"),
-])
+@pytest.mark.parametrize(
+    "guess, secret, pattern",
+    [
+        ("crane", "crane", "GGGGG"),
+        ("speed", "abide", "__Y_Y"),  # only one E of SPEED is yellow: ABIDE has one E
+        ("eerie", "there", "Y_Y_G"),  # the green E takes one copy; the first E gets the other
+        ("llama", "hello", "YY___"),
+    ],
+)
 def test_feedback_scores_repeated_letters_like_the_real_game(guess, secret, pattern):
     assert feedback_pattern(guess, secret) == pattern
 
@@ -71,8 +74,10 @@ def test_random_text_spends_every_guess_and_loses_at_the_invalid_penalty(play):
 def test_random_words_almost_never_win(play):
     env = envgym.make("games/Wordle-v0")
     rng = np.random.default_rng(0)
-    wins = [play(env, lambda m, i: f"<guess>{rng.choice(WORDS)}</guess>", index)[-1].info.get("correct")
-            for index in range(100)]
+    wins = [
+        play(env, lambda m, i: f"<guess>{rng.choice(WORDS)}</guess>", index)[-1].info.get("correct")
+        for index in range(100)
+    ]
     assert sum(bool(w) for w in wins) <= 5
 
 
@@ -104,8 +109,17 @@ def test_a_repeated_guess_uses_a_guess_and_costs_the_repeat_penalty():
     assert reward == pytest.approx(-0.1) and info["guesses_left"] == 4
 
 
-@pytest.mark.parametrize("action", ["crane", "<guess>cranes</guess>", "<guess>cr4ne</guess>", "<guess></guess>",
-                                    "<guess>ｃｒａｎｅ</guess>", "<guess>\u212arane</guess>"])
+@pytest.mark.parametrize(
+    "action",
+    [
+        "crane",
+        "<guess>cranes</guess>",
+        "<guess>cr4ne</guess>",
+        "<guess></guess>",
+        "<guess>ｃｒａｎｅ</guess>",
+        "<guess>\u212arane</guess>",
+    ],
+)
 def test_a_malformed_guess_is_invalid_and_uses_up_a_guess(action):
     env = envgym.make("games/Wordle-v0", invalid_penalty=0.5)
     env.reset(seed=0)

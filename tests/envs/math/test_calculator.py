@@ -58,8 +58,9 @@ def test_calculate_is_exact():
     assert calculate("347 * 86") == "29842" and calculate("(1 + 2) / 4") == "3/4"
 
 
-@pytest.mark.parametrize("code", ['__import__("os").system("touch marker")', "open('x').read()", "(1).__class__",
-                                  "[1, 2]", "9 ** 9 ** 9"])
+@pytest.mark.parametrize(
+    "code", ['__import__("os").system("touch marker")', "open('x').read()", "(1).__class__", "[1, 2]", "9 ** 9 ** 9"]
+)
 def test_code_shaped_expressions_are_refused_not_run(env, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env.reset(seed=6)

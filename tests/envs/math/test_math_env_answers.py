@@ -107,10 +107,16 @@ def test_a_dataset_env_takes_the_percent_convention(tmp_path):
 
 def test_the_gsm8k_preset_wants_the_number_not_a_formula(tmp_path):
     path = tmp_path / "gsm8k.jsonl"
-    path.write_text(json.dumps({"question": "Ann has 3 boxes of 12 eggs. She uses 5. How many are left?",
-                                "answer": "36 - 5 = 31\n#### 31"}) + "\n")
+    path.write_text(
+        json.dumps(
+            {"question": "Ann has 3 boxes of 12 eggs. She uses 5. How many are left?", "answer": "36 - 5 = 31\n#### 31"}
+        )
+        + "\n"
+    )
     env = envgym.make("math/Dataset-v0", path=str(path), preset="gsm8k")
     assert play(env, "\\boxed{3 \\cdot 12 - 5}")[1]["reason"] == "not_simplified"
     assert play(env, "The answer is 31 eggs.")[0] == 1.0
-    assert play(envgym.make("math/Dataset-v0", path=str(path), preset="gsm8k", form="any"),
-                "\\boxed{3 \\cdot 12 - 5}")[0] == 1.0
+    assert (
+        play(envgym.make("math/Dataset-v0", path=str(path), preset="gsm8k", form="any"), "\\boxed{3 \\cdot 12 - 5}")[0]
+        == 1.0
+    )

@@ -63,7 +63,9 @@ def test_algebra_answers_solve_their_equations(difficulty):
         equations = re.findall(r"([-\dxy*+ ]+) = ([-\d/xy+ ]+?)(?=\.| and|$)", text)
         values = [sympy.Rational(v) for v in re.findall(r"-?\d+(?:/\d+)?", task.answer)]
         for lhs, rhs in equations:
-            difference = parse_expr(lhs, transformations=transformations) - parse_expr(rhs, transformations=transformations)
+            difference = parse_expr(lhs, transformations=transformations) - parse_expr(
+                rhs, transformations=transformations
+            )
             if difficulty == 3:  # both roots solve the quadratic
                 assert all(difference.subs(x, v) == 0 for v in values)
             else:
@@ -88,10 +90,14 @@ def test_procedural_tasks_are_deterministic_per_index():
 def gsm8k_file(tmp_path):
     path = tmp_path / "gsm8k.jsonl"
     rows = [
-        {"question": "Ann has 3 boxes of 12 eggs. She uses 5. How many are left?",
-         "answer": "3 * 12 = <<3*12=36>>36. 36 - 5 = <<36-5=31>>31.\n#### 31"},
-        {"question": "A shop sells 1,250 pens a week. How many in 4 weeks?",
-         "answer": "1250 * 4 = <<1250*4=5000>>5000\n#### 5,000"},
+        {
+            "question": "Ann has 3 boxes of 12 eggs. She uses 5. How many are left?",
+            "answer": "3 * 12 = <<3*12=36>>36. 36 - 5 = <<36-5=31>>31.\n#### 31",
+        },
+        {
+            "question": "A shop sells 1,250 pens a week. How many in 4 weeks?",
+            "answer": "1250 * 4 = <<1250*4=5000>>5000\n#### 5,000",
+        },
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     return path
@@ -103,12 +109,20 @@ def math_parquet(tmp_path):
     import pyarrow.parquet as pq
 
     path = tmp_path / "math.parquet"
-    table = pa.Table.from_pylist([
-        {"problem": "Simplify $\\sqrt{8}$.", "solution": "$\\sqrt{8} = \\sqrt{4 \\cdot 2} = \\boxed{2\\sqrt{2}}$.",
-         "level": "Level 1"},
-        {"problem": "Solve $x^2 = 4$ for $x > 0$.", "solution": "So $x = \\boxed{\\{2\\}}$ hmm, $\\boxed{2}$.",
-         "level": "Level 2"},
-    ])
+    table = pa.Table.from_pylist(
+        [
+            {
+                "problem": "Simplify $\\sqrt{8}$.",
+                "solution": "$\\sqrt{8} = \\sqrt{4 \\cdot 2} = \\boxed{2\\sqrt{2}}$.",
+                "level": "Level 1",
+            },
+            {
+                "problem": "Solve $x^2 = 4$ for $x > 0$.",
+                "solution": "So $x = \\boxed{\\{2\\}}$ hmm, $\\boxed{2}$.",
+                "level": "Level 2",
+            },
+        ]
+    )
     pq.write_table(table, path)
     return path
 

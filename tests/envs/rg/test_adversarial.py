@@ -6,20 +6,31 @@ every registered task.
 """
 
 import pytest
+from helpers.rg_attacks import audit_task
 
 import envgym
 from envgym.envs.rg.tasks import REGISTERED
 
-from helpers.rg_attacks import audit_task
-
 pytest.importorskip("reasoning_gym")
 
-QUICK_TASKS = ["coin_flip", "complex_arithmetic", "countdown", "puzzle24", "knights_knaves", "game_of_life_halting",
-               "gsm_symbolic", "quantum_lock", "simple_integration", "spell_backward", "time_intervals", "n_queens"]
+QUICK_TASKS = [
+    "coin_flip",
+    "complex_arithmetic",
+    "countdown",
+    "puzzle24",
+    "knights_knaves",
+    "game_of_life_halting",
+    "gsm_symbolic",
+    "quantum_lock",
+    "simple_integration",
+    "spell_backward",
+    "time_intervals",
+    "n_queens",
+]
 
 
 def _audit(task, partial_credit, indices=range(3)):
-    env = envgym.make(f"rg/{task}-v0", size=20, partial_credit=partial_credit)
+    env = envgym.make(f"rg/{task}-v0", size=20, partial_credit=partial_credit, allow_unsafe=True)
     findings = audit_task(task, env, indices)
     assert not findings, "\n".join(map(str, findings[:10]))
 

@@ -10,7 +10,7 @@ pytest.importorskip("reasoning_gym")
 
 
 def play(task, answer, *, index=0, **kwargs):
-    env = envgym.make(f"rg/{task}-v0", size=10, **kwargs)
+    env = envgym.make(f"rg/{task}-v0", size=10, allow_unsafe=True, **kwargs)  # some are fenced for cue leaks
     env.reset(seed=0, options={"task_index": index})
     _, reward, _, _, info = env.step(f"<answer>{answer}</answer>")
     return reward, info
@@ -54,7 +54,7 @@ def test_propositional_logic_is_registered_unsafe_since_restating_the_premises_e
 @pytest.mark.parametrize("task", ["syllogism", "circuit_logic"])
 def test_a_constant_answer_is_right_no_more_often_than_guessing_on_a_choice_task(task):
     # reasoning-gym's own order: 71% of syllogism's answers are Yes, 62% of circuit_logic's are 0.
-    tasks = envgym.make(f"rg/{task}-v0", size=100).unwrapped.tasks
+    tasks = envgym.make(f"rg/{task}-v0", size=100, allow_unsafe=True).unwrapped.tasks
     counts = collections.Counter(str(tasks.get(index).answer) for index in range(100))
     assert sorted(counts.values()) == [50, 50]
     assert [tasks.get(index).answer for index in range(4)] == [*tasks.options, *tasks.options]
@@ -65,8 +65,7 @@ def test_the_first_option_of_the_format_template_earns_no_partial_credit_on_knig
     env.reset(seed=0, options={"task_index": 0})
     names = env.unwrapped.tasks.entry(0)["metadata"]["names"]
     knight = env.unwrapped.tasks.entry(0)["metadata"]["knight_knave_terms"]["knight"]
-    _, reward, _, _, _ = env.step("<answer>" + ", and ".join(f"{name} is a {knight}" for name in names)
-                                  + "</answer>")
+    _, reward, _, _, _ = env.step("<answer>" + ", and ".join(f"{name} is a {knight}" for name in names) + "</answer>")
     assert env.unwrapped.task.answer.count(knight) < len(names)  # the template is not the answer here
     assert reward == 0.0
 
@@ -81,8 +80,9 @@ def test_any_text_earns_nothing_on_game_of_life_halting():
         assert play("game_of_life_halting", answer)[0] == 0.0
 
 
-@pytest.mark.parametrize("task", ["simple_integration", "quantum_lock", "spell_backward", "gsm_symbolic",
-                                  "polynomial_multiplication"])
+@pytest.mark.parametrize(
+    "task", ["simple_integration", "quantum_lock", "spell_backward", "gsm_symbolic", "polynomial_multiplication"]
+)
 def test_the_gold_among_other_candidates_earns_nothing(task):
     env = envgym.make(f"rg/{task}-v0", size=10)
     env.reset(seed=0, options={"task_index": 0})
@@ -113,8 +113,17 @@ def test_a_plan_among_other_words_earns_nothing(task):
         assert env.step(f"<answer>{hedge}</answer>")[1] == 0.0, hedge
 
 
-EXECUTING_SCORERS = ["n_queens", "binary_matrix", "spiral_matrix", "string_insertion", "countdown", "puzzle24",
-                     "simple_integration", "intermediate_integration", "polynomial_multiplication"]
+EXECUTING_SCORERS = [
+    "n_queens",
+    "binary_matrix",
+    "spiral_matrix",
+    "string_insertion",
+    "countdown",
+    "puzzle24",
+    "simple_integration",
+    "intermediate_integration",
+    "polynomial_multiplication",
+]
 
 
 @pytest.mark.parametrize("task", EXECUTING_SCORERS)
@@ -140,8 +149,10 @@ def test_an_answer_cannot_change_the_target_of_later_episodes_through_the_scorer
     numbers = env.unwrapped.tasks.entry(0)["metadata"]["numbers"]
     for depth in range(1, 8):  # the scorer's frame is a few frames above parse_expr's eval
         env.reset(seed=0, options={"task_index": 0})
-        env.step(f"<answer>__import__('sys')._getframe({depth}).f_locals['entry']['metadata']"
-                 f".update(target=__import__('builtins').int({sum(numbers)}))</answer>")
+        env.step(
+            f"<answer>__import__('sys')._getframe({depth}).f_locals['entry']['metadata']"
+            f".update(target=__import__('builtins').int({sum(numbers)}))</answer>"
+        )
     env.reset(seed=0, options={"task_index": 0})
     assert env.step(f"<answer>{' + '.join(map(str, numbers))}</answer>")[1] == 0.0
 

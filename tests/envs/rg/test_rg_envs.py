@@ -33,8 +33,19 @@ def test_an_excluded_task_is_built_only_on_opt_in():
 
 
 # The default run plays a spread of task kinds; the slow run plays every task (about two minutes).
-QUICK_TASKS = ["basic_arithmetic", "chain_sum", "countdown", "gsm_symbolic", "letter_counting", "list_functions",
-               "maze", "mini_sudoku", "polynomial_equations", "spell_backward", "word_sorting"]
+QUICK_TASKS = [
+    "basic_arithmetic",
+    "chain_sum",
+    "countdown",
+    "gsm_symbolic",
+    "letter_counting",
+    "list_functions",
+    "maze",
+    "mini_sudoku",
+    "polynomial_equations",
+    "spell_backward",
+    "word_sorting",
+]
 
 
 @pytest.mark.parametrize("task", QUICK_TASKS)
@@ -65,8 +76,9 @@ def _check_task(task):
 NO_REFERENCE_SOLUTION = {"boxnet"}
 
 
-@pytest.mark.parametrize("task", QUICK_TASKS + ["graph_color", "rubiks_cube", "rush_hour", "n_queens",
-                                                "complex_arithmetic"])
+@pytest.mark.parametrize(
+    "task", QUICK_TASKS + ["graph_color", "rubiks_cube", "rush_hour", "n_queens", "complex_arithmetic"]
+)
 def test_the_reference_action_earns_full_reward(task):
     _check_reference_action(task, range(3))
 

@@ -28,7 +28,9 @@ def test_every_registered_scorer_that_executes_text_is_replaced():
         cls = reasoning_gym.factory.DATASETS[task][0]
         source = inspect.getsource(cls.score_answer)
         called = set(re.findall(r"self\.(\w+)\(", source))
-        source += "".join(inspect.getsource(getattr(cls, name)) for name in called if callable(getattr(cls, name, None)))
+        source += "".join(
+            inspect.getsource(getattr(cls, name)) for name in called if callable(getattr(cls, name, None))
+        )
         if _EXECUTES_TEXT.search(source) and task not in SCORERS and task not in _EVALUATES_ONLY_THE_GOLD:
             unreplaced.append(task)
     assert unreplaced == []
@@ -49,7 +51,8 @@ def test_countdown_needs_the_given_numbers_each_once_and_the_target():
     numbers, target = entry["metadata"]["numbers"], entry["metadata"]["target"]
     assert SCORERS["countdown"](dataset, f"{target}", entry) == 0.05
     assert SCORERS["countdown"](dataset, " + ".join(map(str, numbers)), entry) == (
-        1.0 if sum(numbers) == target else 0.05)
+        1.0 if sum(numbers) == target else 0.05
+    )
     assert SCORERS["countdown"](dataset, "not maths", entry) == 0.01
 
 

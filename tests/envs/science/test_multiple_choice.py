@@ -54,8 +54,14 @@ def test_the_options_full_text_counts_as_its_letter():
     assert env.step(f"<answer>{gold_text}</answer>")[1] == 1.0
 
 
-@pytest.mark.parametrize("template", ["\\boxed{{{gold_text}}} or maybe **{other}**", "The answer is {gold} or {other}",
-                                      "<answer>{gold}</answer> <answer>{other}</answer>"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "\\boxed{{{gold_text}}} or maybe **{other}**",
+        "The answer is {gold} or {other}",
+        "<answer>{gold}</answer> <answer>{other}</answer>",
+    ],
+)
 def test_naming_two_options_is_a_hedge_and_earns_0(template):
     env = reset(5)
     gold = env.task.answer
@@ -73,9 +79,15 @@ def test_echoing_the_prompt_chooses_nothing():
 
 def test_a_mmlu_pro_style_jsonl_file_with_letters_and_indices(tmp_path):
     path = tmp_path / "mmlu_pro.jsonl"
-    rows = [{"question": "Which is a noble gas?", "options": ["N2", "Ar", "O2", "H2", "Cl2"], "answer": "B",
-             "category": "chemistry"},
-            {"question": "SI unit of force?", "choices": ["joule", "watt", "newton"], "answer_index": 2}]
+    rows = [
+        {
+            "question": "Which is a noble gas?",
+            "options": ["N2", "Ar", "O2", "H2", "Cl2"],
+            "answer": "B",
+            "category": "chemistry",
+        },
+        {"question": "SI unit of force?", "choices": ["joule", "watt", "newton"], "answer_index": 2},
+    ]
     path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
     env = envgym.make("science/MultipleChoice-v0", path=str(path))
     _, info = env.reset(options={"task_index": 0})
@@ -90,15 +102,22 @@ def test_a_gpqa_style_parquet_file(tmp_path):
     import pyarrow.parquet as pq
 
     path = tmp_path / "gpqa.parquet"
-    pq.write_table(pyarrow.Table.from_pylist([{"question": "Spin of a photon?", "options": ["0", "1/2", "1", "2"],
-                                               "answer": 2}]), path)
+    pq.write_table(
+        pyarrow.Table.from_pylist([{"question": "Spin of a photon?", "options": ["0", "1/2", "1", "2"], "answer": 2}]),
+        path,
+    )
     env = envgym.make("science/MultipleChoice-v0", path=str(path))
     env.reset(options={"task_index": 0})
     assert env.step(env.reference_action())[1] == 1.0 and env.task.answer == "C"
 
 
-@pytest.mark.parametrize("row, message", [({"question": "q", "options": ["a"], "answer": 0}, "options"),
-                                          ({"question": "q", "options": ["a", "b"], "answer": "C"}, "answer must be")])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"question": "q", "options": ["a"], "answer": 0}, "options"),
+        ({"question": "q", "options": ["a", "b"], "answer": "C"}, "answer must be"),
+    ],
+)
 def test_a_bad_file_record_is_refused_with_what_is_accepted(tmp_path, row, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(row) + "\n")

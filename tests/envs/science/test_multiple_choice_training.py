@@ -1,12 +1,14 @@
-"""science/MultipleChoice-v0 trains end to end: GRPO steps with the tiny model (tests/helpers/tiny_models.py) run on it."""
+"""science/MultipleChoice-v0 trains end to end: GRPO steps with the tiny model (tests/helpers/tiny_models.py) run
+on it."""
 
 import pytest
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # tiny-model GRPO steps on 2 shared CPU cores take longer than ~20 s
 
-import envgym  # noqa: E402
 from helpers.tiny_training import train_tiny  # noqa: E402
+
+import envgym  # noqa: E402
 
 
 def test_grpo_steps_run_on_the_env():

@@ -44,7 +44,11 @@ def test_an_empty_query_finds_nothing(index):
 
 def test_search_r1_corpus_rows_are_read(tmp_path):
     path = tmp_path / "wiki.jsonl"
-    path.write_text("\n".join(json.dumps({"id": str(i), "contents": f'"{d["title"]}"\n{d["text"]}'}) for i, d in enumerate(DOCUMENTS)))
+    path.write_text(
+        "\n".join(
+            json.dumps({"id": str(i), "contents": f'"{d["title"]}"\n{d["text"]}'}) for i, d in enumerate(DOCUMENTS)
+        )
+    )
     index = SearchIndex.from_jsonl(path)
     assert index.search("potter", 1)[0][0] == {"id": "2", "title": "Ana Quill", "text": DOCUMENTS[2]["text"]}
 

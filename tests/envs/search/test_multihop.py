@@ -7,7 +7,7 @@ import pytest
 
 import envgym
 from envgym.envs.search.index import SearchIndex
-from envgym.envs.search.server import serve_in_thread
+from envgym.server.search import serve_in_thread
 from envgym.tools import ToolUnavailable
 from envgym.utils import check_env
 
@@ -113,11 +113,19 @@ def test_the_turn_limit_truncates(env):
 
 def test_a_jsonl_corpus_and_search_r1_qa_file_work(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("\n".join(json.dumps(d) for d in [
-        {"id": "1", "contents": '"Velmora"\nVelmora is the capital of Tarsk.'},
-        {"id": "2", "contents": '"Tarsk"\nTarsk is a country in the north.'}]))
+    corpus.write_text(
+        "\n".join(
+            json.dumps(d)
+            for d in [
+                {"id": "1", "contents": '"Velmora"\nVelmora is the capital of Tarsk.'},
+                {"id": "2", "contents": '"Tarsk"\nTarsk is a country in the north.'},
+            ]
+        )
+    )
     questions = tmp_path / "qa.jsonl"
-    questions.write_text(json.dumps({"question": "What is the capital of Tarsk?", "golden_answers": ["Velmora", "Velmora City"]}))
+    questions.write_text(
+        json.dumps({"question": "What is the capital of Tarsk?", "golden_answers": ["Velmora", "Velmora City"]})
+    )
     env = envgym.make("search/MultiHopQA-v0", corpus_path=str(corpus), qa_path=str(questions))
     env.reset(seed=0, options={"task_index": 0})
     messages, *_ = env.step("<search>capital of Tarsk</search>")

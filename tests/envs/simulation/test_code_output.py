@@ -3,9 +3,9 @@
 import pytest
 
 import envgym
+import envgym.sandbox
 from envgym.envs.simulation import code_output
 from envgym.envs.simulation.code_output import normalize_output
-import envgym.sandbox
 from envgym.sandbox import ExecResult
 from envgym.utils import check_env
 
@@ -53,8 +53,12 @@ def test_two_different_answers_are_refused():
 
 def test_a_sandbox_infra_error_is_an_env_error_never_a_reward(monkeypatch):
     code_output.program_output.cache_clear()
-    monkeypatch.setattr("envgym.sandbox.run", lambda code, **kw: ExecResult(
-        status="infra_error", exit_code=None, stdout="", stderr="pool exhausted", wall_s=0.0, cpu_s=0.0))
+    monkeypatch.setattr(
+        "envgym.sandbox.run",
+        lambda code, **kw: ExecResult(
+            status="infra_error", exit_code=None, stdout="", stderr="pool exhausted", wall_s=0.0, cpu_s=0.0
+        ),
+    )
     env = reset(3)
     _, reward, _, _, info = env.step("<answer>1</answer>")
     code_output.program_output.cache_clear()

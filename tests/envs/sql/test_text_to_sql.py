@@ -1,5 +1,7 @@
 """sql/TextToSQL-v0: execution-match reward, refused answers and the honest answers."""
 
+import time
+
 import envgym
 from envgym.utils import check_env
 
@@ -13,8 +15,9 @@ def play(action, index=0, **kwargs):
 def task_of_kind(kind, condition=lambda answer: True):
     """The first task index whose question is of ``kind`` and whose gold answer meets ``condition``."""
     env = envgym.make("sql/TextToSQL-v0")
-    return next(i for i in range(400) if env.reset(options={"task_index": i})[1]["kind"] == kind
-                and condition(env.task.answer))
+    return next(
+        i for i in range(400) if env.reset(options={"task_index": i})[1]["kind"] == kind and condition(env.task.answer)
+    )
 
 
 def test_the_gold_query_earns_1_on_every_kind_of_question():
@@ -33,8 +36,17 @@ def test_a_sql_tag_is_read_like_a_code_block():
 
 def test_an_equivalent_query_earns_1():
     index = task_of_kind("count")
-    assert play(lambda e: "```sql\nSELECT COUNT(id) FROM customers WHERE city = "
-                + e.task.answer["query"].split("city = ")[1] + "\n```", index)[1] == 1.0
+    assert (
+        play(
+            lambda e: (
+                "```sql\nSELECT COUNT(id) FROM customers WHERE city = "
+                + e.task.answer["query"].split("city = ")[1]
+                + "\n```"
+            ),
+            index,
+        )[1]
+        == 1.0
+    )
 
 
 def test_a_constant_select_of_the_gold_value_is_refused():
@@ -45,15 +57,23 @@ def test_a_constant_select_of_the_gold_value_is_refused():
 
 def test_rows_in_another_order_earn_nothing_when_the_question_asks_for_an_order():
     index = task_of_kind("order_by", lambda answer: len(answer["rows"]) > 1)
-    assert play(lambda e: "```sql\n" + e.task.answer["query"].replace("price DESC", "price ASC") + "\n```",
-                index)[1] == 0.0
+    assert (
+        play(lambda e: "```sql\n" + e.task.answer["query"].replace("price DESC", "price ASC") + "\n```", index)[1]
+        == 0.0
+    )
 
 
 def test_dropping_duplicate_rows_earns_nothing():
-    index = task_of_kind("duplicates_and_nulls",
-                         lambda answer: len(set(map(tuple, answer["rows"]))) < len(answer["rows"]))
-    assert play(lambda e: "```sql\n" + e.task.answer["query"].replace("SELECT c.city", "SELECT DISTINCT c.city")
-                + "\n```", index)[1] == 0.0
+    index = task_of_kind(
+        "duplicates_and_nulls", lambda answer: len(set(map(tuple, answer["rows"]))) < len(answer["rows"])
+    )
+    assert (
+        play(
+            lambda e: "```sql\n" + e.task.answer["query"].replace("SELECT c.city", "SELECT DISTINCT c.city") + "\n```",
+            index,
+        )[1]
+        == 0.0
+    )
 
 
 def test_two_different_queries_are_refused():
@@ -79,3 +99,15 @@ def test_the_wrong_action_is_a_valid_query_that_earns_nothing():
 
 def test_passes_check_env():
     check_env(envgym.make("sql/TextToSQL-v0"))
+
+
+def test_a_query_past_the_wall_clock_limit_is_the_policys_failure_and_scores_0_in_time():
+    env = envgym.make("sql/TextToSQL-v0")
+    env.reset(seed=0, options={"task_index": 0})
+    quadratic = "SELECT instr(printf('%.*c', 960000, 'a'), printf('%.*c', 480000, 'a') || 'b') FROM customers"
+    started = time.perf_counter()
+    _, reward, terminated, _, info = env.step(f"```sql\n{quadratic}\n```")
+    assert time.perf_counter() - started < 2.5  # the audit's bound; in-process this query ran about 5 s
+    assert (reward, terminated, info["action_valid"]) == (0.0, True, False) and "error" not in info
+    assert info["action_error"] == "stopped: the query ran past 1 s"
+    env.close()

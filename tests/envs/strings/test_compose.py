@@ -33,12 +33,20 @@ def test_the_heldout_split_plays_only_heldout_pairs():
 def test_the_deep_split_plays_chains_of_the_asked_depths():
     env = Compose("deep", depths=[3, 5])
     assert {env.tasks.get(i).metadata["depth"] for i in range(50)} == {3, 5}
-    assert all(len(set(env.tasks.get(i).metadata["functions"])) == env.tasks.get(i).metadata["depth"]
-               for i in range(50))
+    assert all(
+        len(set(env.tasks.get(i).metadata["functions"])) == env.tasks.get(i).metadata["depth"] for i in range(50)
+    )
 
 
-@pytest.mark.parametrize("split, kwargs", [("train", {"depth": 3}), ("heldout", {"depths": [1]}),
-                                           ("deep", {"depth": 2}), ("deep", {"depth": 3, "depths": [3]})])
+@pytest.mark.parametrize(
+    "split, kwargs",
+    [
+        ("train", {"depth": 3}),
+        ("heldout", {"depths": [1]}),
+        ("deep", {"depth": 2}),
+        ("deep", {"depth": 3, "depths": [3]}),
+    ],
+)
 def test_depths_outside_the_split_are_refused(split, kwargs):
     with pytest.raises(ValueError, match="depth"):
         Compose(split, **kwargs)

@@ -5,8 +5,9 @@ import pytest
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # 45-80 s on 2 shared CPU cores (long table/schema prompts)
 
-import envgym  # noqa: E402
 from helpers.tiny_training import train_tiny  # noqa: E402
+
+import envgym  # noqa: E402
 
 
 def test_grpo_steps_run_on_the_env():

@@ -5,23 +5,26 @@ import pytest
 from envgym.envs.strings.functions import BY_NAME, FUNCTIONS, all_pairs, compose, split_pairs
 
 
-@pytest.mark.parametrize("name, text, expected", [
-    ("reverse", "abc", "cba"),
-    ("rotate_left_2", "abcde", "cdeab"),
-    ("rotate_right_1", "abcde", "eabcd"),
-    ("remove_vowels", "aubcE", "bc"),
-    ("duplicate_each", "abc", "aabbcc"),
-    ("caesar_1", "azZ", "baA"),
-    ("caesar_back_3", "abD", "xyA"),
-    ("atbash", "abZ", "zyA"),
-    ("sort_chars", "cBa", "Bac"),
-    ("interleave_halves", "abcde", "adbec"),
-    ("mirror", "abc", "abccba"),
-    ("swap_pairs", "abcde", "badce"),
-    ("dedupe", "abacb", "abc"),
-    ("every_other", "abcde", "ace"),
-    ("upper_vowels", "abe", "Abe".replace("e", "E")),
-])
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("reverse", "abc", "cba"),
+        ("rotate_left_2", "abcde", "cdeab"),
+        ("rotate_right_1", "abcde", "eabcd"),
+        ("remove_vowels", "aubcE", "bc"),
+        ("duplicate_each", "abc", "aabbcc"),
+        ("caesar_1", "azZ", "baA"),
+        ("caesar_back_3", "abD", "xyA"),
+        ("atbash", "abZ", "zyA"),
+        ("sort_chars", "cBa", "Bac"),
+        ("interleave_halves", "abcde", "adbec"),
+        ("mirror", "abc", "abccba"),
+        ("swap_pairs", "abcde", "badce"),
+        ("dedupe", "abacb", "abc"),
+        ("every_other", "abcde", "ace"),
+        ("upper_vowels", "abe", "Abe".replace("e", "E")),
+    ],
+)
 def test_each_function_does_what_its_definition_says(name, text, expected):
     assert BY_NAME[name].apply(text) == expected
 

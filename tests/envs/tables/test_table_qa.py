@@ -25,10 +25,22 @@ def task_where(condition):
     raise AssertionError("no such task in the first 300")
 
 
-@pytest.mark.parametrize("answer, right", [
-    ("12.35", True), ("12.347", True), ("12.3467", True), ("12.34", False), ("12.3", False), ("12", False),
-    ("12.36", False), ("1e1", None), ("12.35 or 12", None), ("nan", None), ("١٢.٣٥", None),
-])
+@pytest.mark.parametrize(
+    "answer, right",
+    [
+        ("12.35", True),
+        ("12.347", True),
+        ("12.3467", True),
+        ("12.34", False),
+        ("12.3", False),
+        ("12", False),
+        ("12.36", False),
+        ("1e1", None),
+        ("12.35 or 12", None),
+        ("nan", None),
+        ("١٢.٣٥", None),
+    ],
+)
 def test_a_mean_is_right_to_the_answers_written_precision_and_at_least_2_places(answer, right):
     assert number_is_right(answer, Fraction(3704, 300)) == right  # 12.34666...
 
@@ -40,7 +52,11 @@ def test_an_exact_value_needs_only_its_own_places():
 
 def test_format_number_rounds_to_the_required_places():
     assert [format_number(v) for v in (Fraction(3704, 300), Fraction(25, 2), Fraction(-7), Fraction(1, 20))] == [
-        "12.35", "12.5", "-7", "0.05"]
+        "12.35",
+        "12.5",
+        "-7",
+        "0.05",
+    ]
 
 
 @pytest.mark.parametrize("table_format", ["markdown", "csv", "json"])
@@ -65,8 +81,9 @@ def test_a_list_of_candidates_earns_nothing():
 
 
 def test_two_different_answer_tags_are_refused():
-    _, reward, _, _, info = play(lambda e: f"<answer>{e.task.answer['wrong']}</answer>"
-                                           f"<answer>{e.task.answer['display']}</answer>")
+    _, reward, _, _, info = play(
+        lambda e: f"<answer>{e.task.answer['wrong']}</answer><answer>{e.task.answer['display']}</answer>"
+    )
     assert reward == 0.0 and info["action_valid"] is False
 
 

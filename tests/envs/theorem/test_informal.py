@@ -33,8 +33,10 @@ def test_labels_are_balanced_in_every_pair_so_a_constant_verdict_earns_exactly_h
     assert all(rewards[i] + rewards[i + 1] == 1.0 for i in range(0, 60, 2))
 
 
-@pytest.mark.parametrize("action", ["\\boxed{proved or disproved}", "\\boxed{proved} \\boxed{disproved}",
-                                    "It is proved.", "\\boxed{true}", ""])
+@pytest.mark.parametrize(
+    "action",
+    ["\\boxed{proved or disproved}", "\\boxed{proved} \\boxed{disproved}", "It is proved.", "\\boxed{true}", ""],
+)
 def test_a_hedge_or_missing_verdict_earns_0_and_is_not_valid(action):
     _, reward, _, _, info = play(action)
     assert reward == 0.0 and not info["action_valid"]
@@ -53,9 +55,16 @@ def test_the_proof_is_a_named_part_without_the_verdict_box_and_info_has_topic_an
 
 def test_a_deeptheorem_jsonl_file_makes_one_task_per_variant(tmp_path):
     path = tmp_path / "deeptheorem.jsonl"
-    record = {"id": "t1", "informal_theorem": "Every even n > 2 is composite.", "domain": "number theory",
-              "difficulty": 2.5, "variants": [{"statement": "Every even n > 2 is composite.", "truth": True},
-                                               {"statement": "Every odd n > 2 is composite.", "truth": "disproved"}]}
+    record = {
+        "id": "t1",
+        "informal_theorem": "Every even n > 2 is composite.",
+        "domain": "number theory",
+        "difficulty": 2.5,
+        "variants": [
+            {"statement": "Every even n > 2 is composite.", "truth": True},
+            {"statement": "Every odd n > 2 is composite.", "truth": "disproved"},
+        ],
+    }
     path.write_text(json.dumps(record) + "\n")
     env = envgym.make("theorem/Informal-v0", path=str(path))
     assert len(env.unwrapped.tasks) == 2
@@ -77,22 +86,32 @@ def test_passes_check_env():
 
 def test_a_judge_component_with_part_proof_scores_the_proof_alone(monkeypatch):
     httpx = pytest.importorskip("httpx")
-    from envgym.rewards import apply_reward
-    from envgym.rewards import wrapper as reward_wrapper
+    from envgym.rewards import apply_reward, judge_reward
     from envgym.verifiers.judge import Judge
 
     seen = []
 
     def handler(request):
         seen.append(request.read().decode())
-        return httpx.Response(200, json={"choices": [{"message": {"content": "Score: 5"}}]})
+        return httpx.Response(200, json={"choices": [{"message": {"content": '{"score": 5}'}}]})
 
-    judge = Judge("http://judge/v1", "m", retries=0, backoff=0,
-                  http_client=httpx.Client(transport=httpx.MockTransport(handler)))
-    monkeypatch.setattr(reward_wrapper, "shared_judge", lambda component: judge)
-    spec = {"components": [{"name": "correct", "source": "env"}, {"name": "proof", "source": "judge", "part": "proof",
-                                                                  "base_url": "http://judge/v1", "model": "m",
-                                                                  "weight": 0.2}]}
+    judge = Judge(
+        "http://judge/v1", "m", retries=0, backoff=0, http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    monkeypatch.setattr(judge_reward, "shared_judge", lambda component: judge)
+    spec = {
+        "components": [
+            {"name": "correct", "source": "env"},
+            {
+                "name": "proof",
+                "source": "judge",
+                "part": "proof",
+                "base_url": "http://judge/v1",
+                "model": "m",
+                "weight": 0.2,
+            },
+        ]
+    }
     env = apply_reward(envgym.make("theorem/Informal-v0"), spec)
     env.reset(options={"task_index": 0})
     _, reward, _, _, info = env.step(f"PROOF-TEXT-7 by AM-GM. \\boxed{{{env.unwrapped.task.answer}}}")

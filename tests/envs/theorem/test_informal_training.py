@@ -5,8 +5,9 @@ import pytest
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # tiny-model GRPO steps on 2 shared CPU cores take longer than ~20 s
 
-import envgym  # noqa: E402
 from helpers.tiny_training import train_tiny  # noqa: E402
+
+import envgym  # noqa: E402
 
 
 def test_grpo_steps_run_on_the_env():

@@ -33,8 +33,10 @@ def _grid_range(c: int) -> tuple[Fraction, Fraction]:
 def brute_force(claim: dict) -> bool:
     kind = claim["kind"]
     if kind == "identity":  # integer arithmetic; polynomials of degree <= 3 that agree on 20 points are equal
+
         def rhs(v):
             return sum(c * v**p for p, c in enumerate(reversed(claim["rhs_coefficients"])))
+
         return all((v + claim["a"]) ** claim["power"] * (v - claim["b"]) == rhs(v) for v in range(-10, 10))
     if kind == "prime":
         return all(_is_prime(m * m + m + claim["c"]) for m in range(claim["top"] + 1))

@@ -44,8 +44,10 @@ def test_done_at_once_is_an_honest_wrong_play_with_reward_0():
 
 def test_a_failed_llm_user_turn_is_the_episodes_error_not_a_reward():
     down = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(503)))
-    env = envgym.make("tools/ShopOrdersUser-v0",
-                      user_endpoint={"base_url": "http://user.test/v1", "model": "m", "retries": 0, "client": down})
+    env = envgym.make(
+        "tools/ShopOrdersUser-v0",
+        user_endpoint={"base_url": "http://user.test/v1", "model": "m", "retries": 0, "client": down},
+    )
     env.reset(options={"task_index": 0})
     _, reward, _, truncated, info = env.step("How can I help?")
     assert truncated and reward == 0.0 and "503" in info["error"]
@@ -53,17 +55,21 @@ def test_a_failed_llm_user_turn_is_the_episodes_error_not_a_reward():
 
 def test_user_messages_get_loss_mask_0_in_a_rollout():
     AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
-    from envgym.agents.rollout import rollout
-    from envgym.vector import VectorEnv
     from helpers.scripted_policy import ScriptedPolicy
     from helpers.tiny_models import tiny_model_path
 
+    from envgym.agents.rollout import rollout
+    from envgym.vector import VectorEnv
+
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_path())
     policy = ScriptedPolicy(tokenizer, {OPENING: ["What do you need?", "Noted, thanks."]})
-    envs = VectorEnv([lambda: envgym.make("tools/ShopOrdersUser-v0", goals=(1, 1))],
-                     env_ids=["tools/ShopOrdersUser-v0"])
+    envs = VectorEnv(
+        [lambda: envgym.make("tools/ShopOrdersUser-v0", goals=(1, 1))], env_ids=["tools/ShopOrdersUser-v0"]
+    )
     trajectory = rollout(policy, envs, task_indices=[0]).trajectories[0]
-    request = next(m["content"] for m in trajectory.episode.messages() if m["role"] == "user" and m["content"] != OPENING)
+    request = next(
+        m["content"] for m in trajectory.episode.messages() if m["role"] == "user" and m["content"] != OPENING
+    )
     mask = trajectory.loss_mask
     env_text = tokenizer.decode([t for t, m in zip(trajectory.completion_ids, mask) if m == 0])
     policy_text = tokenizer.decode([t for t, m in zip(trajectory.completion_ids, mask) if m == 1])
