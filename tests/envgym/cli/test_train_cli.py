@@ -78,7 +78,7 @@ def test_an_unknown_engine_is_refused_with_the_choices(tmp_path):
             str(tmp_path / "run"),
         ],
     )
-    assert result.exit_code == 2 and "choose transformers or vllm" in result.output
+    assert result.exit_code == 2 and "choose transformers, vllm, vllm-server" in result.output
 
 
 def test_the_vllm_engine_without_vllm_names_the_extra_to_install(tmp_path):
