@@ -79,6 +79,12 @@ def bench_learn(
     device: str = typer.Option(
         "cpu", "--device", help="cpu or cuda (both sides; on CUDA the JSON adds peak GPU memory)."
     ),
+    check_update: bool = typer.Option(
+        False,
+        "--check-update",
+        help="Instead of curves: one batch of the recipe rolled out by our trainer, our gradient and TRL's on it "
+        "with the same LoRA weights compared (cosine, norm ratio); exits 1 when they differ.",
+    ),
 ) -> None:
     """Per-step reward curves of envgym's GRPOTrainer and TRL's GRPOTrainer on one recipe over several seeds,
     same run."""
@@ -87,6 +93,9 @@ def bench_learn(
 
     read = read_recipe(recipe, overrides={"max_steps": steps})
     config = read.config
+    if check_update:
+        _check_update(read, recipe, device, as_json)
+        return
     turns = episode_turns(read.env, read.env_kwargs)
     if config.max_steps < 4:
         raise typer.BadParameter(
@@ -122,6 +131,23 @@ def bench_learn(
     }
     result.update(summarize(runs, config.max_steps, skipped))
     emit(result, as_json)
+
+
+def _check_update(read: Any, recipe: Path, device: str, as_json: bool) -> None:
+    from envgym.agents.engines.models import checkpoint_folder, resolve_model
+    from envgym.bench.check_update import check_update
+    from envgym.bench.report import emit, machine
+
+    if read.env is None:
+        raise typer.BadParameter(f"{recipe}: --check-update needs a recipe with one env (not a mixture)")
+    path = checkpoint_folder(resolve_model(read.model or "smollm2"))
+    try:
+        result = check_update(path, read.env, read.make_kwargs(), read.config, device=device)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from error
+    emit({**result, "machine": machine(), "recipe": str(recipe)}, as_json)
+    if not result["passed"]:
+        raise typer.Exit(1)
 
 
 def _settings(config: Any, turns: int) -> dict[str, Any]:
