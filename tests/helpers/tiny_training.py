@@ -22,7 +22,6 @@ def train_tiny(make_env: Callable[[], Any], *, steps: int = 2, max_completion_le
         num_generations=4,
         num_tasks_per_step=1,
         max_completion_length=max_completion_length,
-        max_turns=1,
         max_steps=steps,
         seed=0,
     )

@@ -33,14 +33,17 @@ def test_eval_runs_the_suite_with_a_served_model_as_the_user(tmp_path):
     from helpers.openai_server import openai_server
     from helpers.tiny_models import tiny_model_path
 
-    suite = yaml.safe_load(envgym.agents.preflight.find_config("tau2", "suites").read_text())
+    from envgym.config import find_config
+
+    suite = yaml.safe_load(find_config("tau2", "suites").read_text())
     with openai_server(tiny_model_path()) as user_url:
         for entry in suite["envs"]:
-            entry["kwargs"] = {"user_endpoint": {"base_url": user_url, "model": "user", "timeout": 120}}
+            entry["env_kwargs"] = {"user_endpoint": {"base_url": user_url, "model": "user", "timeout": 120}}
         path = tmp_path / "tau2.yaml"
         path.write_text(yaml.safe_dump(suite))
         arguments = ["eval", "--suite", str(path), "--model", tiny_model_path(), "--out", str(tmp_path / "run")]
-        options = ["--n", "1", "--n-tasks", "1", "--k", "1", "--max-new-tokens", "8", "--max-turns", "2"]
+        options = ["--num-generations", "1", "--n-tasks", "1", "--k", "1", "--max-completion-length", "8"]
+        options += ["--max-turns", "2"]
         result = CliRunner().invoke(app, arguments + options)
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "results.json").read_text())["envs"]
