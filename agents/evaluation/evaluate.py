@@ -121,6 +121,17 @@ def summarize(
     return summary
 
 
+def tasks_to_play(config: EnvEval) -> int:
+    """``config.n_tasks``, or all of the env's tasks when it has fewer: a suite-wide ``--n-tasks 20`` plays every
+    task of a 16-task env (``n_tasks`` in its results says 16) instead of failing on tasks 16 to 19."""
+    env = envgym.make(config.env, **config.make_kwargs())
+    try:
+        source = env.unwrapped.tasks
+        return config.n_tasks if source is None else min(config.n_tasks, len(source))
+    finally:
+        env.close()
+
+
 def evaluate(
     policy: Policy,
     configs: Sequence[EnvEval],
@@ -159,8 +170,9 @@ def evaluate(
         env_started = time.perf_counter()
         records = list(done.get(config.env, []))
         finished_tasks = {r["task_index"] for r in records}
-        todo = [t for t in range(config.n_tasks) if t not in finished_tasks]
-        total = config.n_tasks * config.num_generations
+        n_tasks = tasks_to_play(config)
+        todo = [t for t in range(n_tasks) if t not in finished_tasks]
+        total = n_tasks * config.num_generations
         if on_progress:
             on_progress(config.env, len(records), total)
         groups_per_batch = max(1, batch_size // config.num_generations)

@@ -10,6 +10,7 @@ was read: ``[{"name", "arguments"}]``), ``tool_calls`` (how many), ``expected_ca
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from envgym.core import Action, Env, Message, StepResult, Task
@@ -70,6 +71,7 @@ class BFCLSingleTurn(Env):
             "call_failure": None if result.ok else result.failure.kind,
             "call_failure_reason": result.reason,
             "calls": [{"name": call.name, "arguments": call.arguments} for call in calls if not call.error],
+            "answer": answer_of(calls),
             "tool_calls": sum(1 for call in calls if not call.error),
             "expected_calls": self._expected(),
             "category": self.category,
@@ -129,3 +131,11 @@ def _gold_call(entry: dict[str, Any], functions: list[dict[str, Any]], category:
 
 def _some_arguments(doc: dict[str, Any]) -> dict[str, Any]:
     return {key: "x" for key in doc["parameters"].get("required", [])}
+
+
+def answer_of(calls: list[Any]) -> str:
+    """The calls made, as one canonical JSON text (order-free, as BFCL grades parallel calls; ``[]`` for no call):
+    the answer maj@k votes on, so a no-call answer (right on the irrelevance categories) is an answer too."""
+    made = [{"name": call.name, "arguments": call.arguments} for call in calls if not call.error]
+    key = lambda c: json.dumps(c, sort_keys=True, default=str)  # noqa: E731
+    return json.dumps(sorted(made, key=key), sort_keys=True, default=str)

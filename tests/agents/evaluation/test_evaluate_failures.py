@@ -81,3 +81,15 @@ def test_failed_samples_have_their_own_column_in_the_reports(results):
     assert on_file["stderr"]["pass@4"] is None  # one task has 4 healthy samples: no spread to measure
     records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert sum(r["error"] is not None for r in records) == 1
+
+
+def test_more_tasks_asked_than_the_env_has_plays_all_of_them_and_fails_none(scratch_registry, tmp_path):
+    from envgym import register
+
+    SayAnswer.resets_of_b = itertools.count(1)  # no crash: only the task count is under test
+    register("test/SayAnswer-v0", SayAnswer)
+    policy = ScriptedPolicy(AutoTokenizer.from_pretrained(tiny_model_path()), {"task a": ["7"], "task b": ["7"]})
+    config = EnvEval(env="test/SayAnswer-v0", num_generations=1, n_tasks=5, k=[1], max_completion_length=8)
+    summary = evaluate(policy, [config], tmp_path)["envs"]["test/SayAnswer-v0"]
+    assert summary["n_tasks"] == 2 and summary["n_samples"] == 2 and summary["n_failed"] == 0
+    assert summary["pass@1"] == 1.0

@@ -155,3 +155,18 @@ def test_bad_kwargs_are_refused_naming_what_is_accepted(kwargs, message):
 
     with pytest.raises(ValueError, match=message):
         BFCLSingleTurn(**kwargs)
+
+
+def test_the_answer_maj_at_k_votes_on_is_the_calls_made_in_any_order_and_no_call_is_one():
+    env = make("parallel", prompt_format=None)
+    env.reset(options={"task_index": 0})
+    action = env.unwrapped.reference_action()
+    forward = env.step(action)[4]["answer"]
+    env.reset(options={"task_index": 0})
+    action["tool_calls"].reverse()
+    assert env.step(action)[4]["answer"] == forward
+    assert sorted(call["name"] for call in json.loads(forward)) == sorted(
+        c["function"]["name"] for c in action["tool_calls"]
+    )
+    irrelevance = make("irrelevance")
+    assert play(irrelevance, "None of these functions can compute a triangle's area.")[4]["answer"] == "[]"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import envgym
 from envgym.agents.evaluation.suite import load_suite
-from envgym.cli import app
+from envgym.cli.app import app
 from envgym.users import LLMUser
 
 IDS = ["tau2/airline-v0", "tau2/retail-v0", "tau2/telecom-v0"]
