@@ -72,7 +72,13 @@ def check_update(
     if config.entropy_coef or config.entropy_control != "none":
         raise ValueError("--check-update compares the plain policy loss: the recipe's entropy terms have no TRL twin")
     config = dataclasses.replace(config, **CHECK_SETTINGS)
-    tasks = envgym.make(env_id, **env_kwargs).unwrapped.tasks
+    env = envgym.make(env_id, **env_kwargs)
+    try:
+        tasks = env.unwrapped.tasks
+    finally:
+        env.close()
+    if tasks is None:
+        raise ValueError(f"{env_id} has no task source: the check replays tasks by index, as TRL's dataset names them")
     order = task_order(config.seed, MAX_BATCHES, config.num_tasks_per_step, len(tasks))
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     ours = GRPOTrainer(

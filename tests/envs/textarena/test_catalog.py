@@ -7,8 +7,10 @@ import pytest
 
 import envgym
 
-textarena = pytest.importorskip("textarena")
-from textarena.envs.registration import ENV_REGISTRY  # noqa: E402
+# The registry module, not the bare name: where textarena is not installed (the vLLM venv), "textarena" would be
+# found as this tests/envs/textarena folder (a namespace package) and not skip.
+ENV_REGISTRY = pytest.importorskip("textarena.envs.registration").ENV_REGISTRY
+import textarena  # noqa: E402
 
 from envgym.envs.textarena.catalog import (  # noqa: E402
     EXCLUDED,
