@@ -177,13 +177,13 @@ def _trl_gradient(
 ) -> tuple[dict[str, Any], dict[str, Any], float]:
     """TRL's gradient on ``groups`` (of the tasks ``indices``) with the LoRA weights ``lora``: its rollout step
     replays the groups, then its ``compute_loss`` and one backward pass."""
-    from peft import LoraConfig
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig as TRLConfig
     from trl import GRPOTrainer as TRLTrainer
     from trl.trainer.utils import split_tensor_dict
 
-    from envgym.bench.learn_sides import episode_turns, trl_token_budget
+    from envgym.bench.learn_sides import episode_turns, trl_lora, trl_token_budget
     from envgym.integrations.trl import envgym_dataset, envgym_reward_func, task_index_of, trl_batch
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -231,21 +231,13 @@ def _trl_gradient(
             args=args,
             train_dataset=dataset,
             processing_class=AutoTokenizer.from_pretrained(model_path),
-            peft_config=LoraConfig(
-                r=config.lora_r,
-                lora_alpha=config.lora_alpha,
-                lora_dropout=0.0,
-                target_modules=config.lora_target_modules,
-                task_type="CAUSAL_LM",
-            ),
+            peft_config=trl_lora(config),  # dropout 0: CHECK_SETTINGS
             rollout_func=replay,
         )
         theirs = dict(trainer.model.named_parameters())
         missing = sorted(set(lora) - set(theirs))
         if missing:
             raise RuntimeError(f"TRL's model has no parameter {missing[0]} (and {len(missing) - 1} more)")
-        import torch
-
         with torch.no_grad():
             for name, value in lora.items():
                 theirs[name].copy_(value.to(theirs[name].device))

@@ -286,7 +286,6 @@ def _trl_train(
     (``unshaped``, weight 0) is only logged. Returns both curves."""
     import os
 
-    from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig as TRLConfig
     from trl import GRPOTrainer as TRLTrainer
@@ -328,23 +327,29 @@ def _trl_train(
             disable_tqdm=True,
             **extra_args,
         )
-        lora = LoraConfig(
-            r=config.lora_r,
-            lora_alpha=config.lora_alpha,
-            lora_dropout=config.lora_dropout,
-            target_modules=config.lora_target_modules,
-            task_type="CAUSAL_LM",
-        )
         trainer = TRLTrainer(
             model=AutoModelForCausalLM.from_pretrained(path),
             reward_funcs=reward_funcs,
             args=args,
             train_dataset=dataset,
             processing_class=AutoTokenizer.from_pretrained(path),
-            peft_config=lora,
+            peft_config=trl_lora(config),
             callbacks=[Rewards()],
             rollout_func=rollout_func,
             environment_factory=environment_factory,
         )
         trainer.train()
     return curves
+
+
+def trl_lora(config: Any) -> Any:
+    """The peft ``LoraConfig`` TRL's side gets: the recipe's rank, alpha, dropout and target modules, as ours."""
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=config.lora_target_modules,
+        task_type="CAUSAL_LM",
+    )
